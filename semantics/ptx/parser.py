@@ -1,0 +1,674 @@
+"""PTX parser: text -> `semantics.ir.Module`.
+
+Recursive descent over the token stream of `semantics.ptx.lexer`. Every error is a
+`PtxSyntaxError` located at the offending token (file:line:col, the line, a caret). The parser
+resolves names as it goes: registers against the `.reg` declarations of enclosing scopes,
+everything else as symbols checked at the end of each function.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from pathlib import Path
+from typing import NoReturn
+
+from semantics.errors import PtxSyntaxError, SourceLoc
+from semantics.ir.nodes import (
+    DebugLoc, FileDirective, Form, Function, Guard, Instruction, Label, Module, Param,
+    PerfDirective, Pragma, RegDecl, ScopeBegin, ScopeEnd, Section, Stmt, Variable,
+)
+from semantics.ir.operands import (
+    Addr, BracketList, FloatImm, IntImm, Neg, Operand, OperandList, Pair, Reg, Sink, SpecialReg,
+    Sym, Vec,
+)
+from semantics.ir.types import TYPES, PtxType
+from semantics.ptx import registry
+from semantics.ptx.lexer import Tokens, tokenize
+
+_SPECIAL_BASES = frozenset("""
+    %tid %ntid %ctaid %nctaid %laneid %warpid %nwarpid %smid %nsmid %gridid %lanemask_eq
+    %lanemask_le %lanemask_lt %lanemask_ge %lanemask_gt %clock %clock_hi %clock64 %globaltimer
+    %globaltimer_lo %globaltimer_hi %dynamic_smem_size %total_smem_size %aggr_smem_size
+    %cluster_ctaid %cluster_nctaid %cluster_ctarank %cluster_nctarank %clusterid %nclusterid
+    %is_explicit_cluster %current_graph_exec %reserved_smem_offset_begin
+    %reserved_smem_offset_end %reserved_smem_offset_cap %reserved_smem_offset_0
+    %reserved_smem_offset_1
+""".split())
+_SPECIAL_INDEXED = re.compile(r"%(envreg|pm)[0-9]+(_64)?$")
+_VECTOR_COMPONENTS = frozenset("xyzw")
+_REG_RANGE_NAME = re.compile(r"^(.*?)([0-9]+)$")
+_IDENT = re.compile(r"^[A-Za-z_$%][\w$]*$")
+_LINKAGES = frozenset((".visible", ".extern", ".weak", ".common"))
+_VAR_SPACES = frozenset((".global", ".shared", ".const", ".local", ".param", ".tex"))
+_PERF = frozenset((".maxntid", ".reqntid", ".minnctapersm", ".maxnctapersm", ".maxnreg",
+                   ".noreturn", ".pragma", ".explicitcluster", ".reqnctapercluster",
+                   ".maxclusterrank", ".blocksareclusters"))
+
+
+class _Parser:
+    def __init__(self, toks: Tokens) -> None:
+        self.t = toks
+        self.text = toks.text
+        self.lines = toks.line
+        self.n = len(toks.text)
+        self.i = 0
+        # per-function state
+        self.scopes: list[tuple[int, dict[str, PtxType], dict[str, tuple[int, PtxType]]]] = []
+        self.next_scope = 0
+        self.debug: DebugLoc | None = None
+        self.syms_used: list[tuple[str, int]] = []
+        self.module_syms: frozenset[str] = frozenset()
+
+    # -- token helpers -------------------------------------------------------------------
+    def loc(self, i: int | None = None) -> SourceLoc:
+        i = self.i if i is None else i
+        return SourceLoc(self.t.path, self.t.line_no(i), self.t.col(i))
+
+    def error(self, message: str, i: int | None = None) -> NoReturn:
+        i = self.i if i is None else i
+        raise PtxSyntaxError(message, self.loc(i), self.t.line_text(i))
+
+    def peek(self, k: int = 0) -> str:
+        j = self.i + k
+        return self.text[j] if j < self.n else ""
+
+    def next(self) -> str:
+        if self.i >= self.n:
+            self.error("unexpected end of file")
+        tok = self.text[self.i]
+        self.i += 1
+        return tok
+
+    def expect(self, tok: str, what: str | None = None) -> None:
+        if self.peek() != tok:
+            got = self.peek() or "end of file"
+            self.error(f"expected '{tok}'{' ' + what if what else ''}, found '{got}'")
+        self.i += 1
+
+    def accept(self, tok: str) -> bool:
+        if self.i < self.n and self.text[self.i] == tok:
+            self.i += 1
+            return True
+        return False
+
+    def same_line(self, start: int) -> bool:
+        return self.i < self.n and self.lines[self.i] == self.lines[start]
+
+    def int_token(self, what: str) -> int:
+        neg = self.accept("-")
+        tok = self.peek()
+        value = _parse_int(tok)
+        if value is None:
+            self.error(f"expected {what} (an integer), found '{tok or 'end of file'}'")
+        self.i += 1
+        return -value if neg else value
+
+    def ident(self, what: str) -> str:
+        tok = self.peek()
+        if not _IDENT.match(tok):
+            self.error(f"expected {what}, found '{tok or 'end of file'}'")
+        self.i += 1
+        return tok
+
+    def type_token(self) -> PtxType:
+        tok = self.peek()
+        t = TYPES.get(tok[1:]) if tok.startswith(".") else None
+        if t is None:
+            self.error(f"expected a type such as .b32 or .f32, found '{tok or 'end of file'}'")
+        self.i += 1
+        return t
+
+    # -- module --------------------------------------------------------------------------
+    def module(self) -> Module:
+        version = target = None
+        address_size = 64
+        items: list = []
+        while self.i < self.n:
+            tok = self.peek()
+            start = self.i
+            if version is None and tok != ".version":
+                self.error("a PTX module must begin with .version", start)
+            if tok == ".version":
+                self.i += 1
+                v = self.next()
+                if not re.match(r"^[0-9]+\.[0-9]+$", v):
+                    self.error(f"expected a version such as 8.5, found '{v}'", start + 1)
+                version = v
+            elif tok == ".target":
+                self.i += 1
+                tgt = [self.ident("a target such as sm_90")]
+                while self.accept(","):
+                    tgt.append(self.ident("a target"))
+                target = tuple(tgt)
+            elif tok == ".address_size":
+                self.i += 1
+                address_size = self.int_token("an address size")
+                if address_size not in (32, 64):
+                    self.error("address size must be 32 or 64", start + 1)
+            elif tok == ".file":
+                items.append(self.file_directive())
+            elif tok == ".section":
+                items.append(self.section())
+            elif tok == ".loc":
+                self.loc_directive()
+            elif tok == ".pragma":
+                items.append(self.pragma())
+            else:
+                items.append(self.declaration())
+        if version is None:
+            self.error("empty PTX module: expected .version")
+        if target is None:
+            self.error("missing .target directive", 0)
+        return Module(version, target, address_size, tuple(items), path=self.t.path)
+
+    def file_directive(self) -> FileDirective:
+        start = self.i
+        self.i += 1
+        index = self.int_token("a file index")
+        path = self.next()
+        if not path.startswith('"'):
+            self.error("expected a quoted file name", self.i - 1)
+        extra = []
+        if self.same_line(start) and self.accept(","):
+            while self.same_line(start):
+                extra.append(self.next())
+        return FileDirective(index, path[1:-1], " ".join(extra))
+
+    def section(self) -> Section:
+        self.i += 1
+        name = self.next()
+        start = self.i
+        self.expect("{", "to open the section")
+        depth = 1
+        while depth:
+            tok = self.next()
+            depth += tok == "{"
+            depth -= tok == "}"
+        # Kept verbatim (debug data), one normalized token string.
+        return Section(name, " ".join(self.text[start + 1:self.i - 1]))
+
+    def loc_directive(self) -> None:
+        start = self.i
+        self.i += 1
+        f = self.int_token("a file index")
+        line = self.int_token("a line number")
+        col = self.int_token("a column") if self.same_line(start) else 0
+        extra: list[str] = []
+        if self.same_line(start) and self.accept(","):
+            while self.same_line(start):
+                extra.append(self.next())
+        self.debug = DebugLoc(f, line, col, " ".join(extra))
+
+    def pragma(self) -> Pragma:
+        loc = self.loc()
+        self.i += 1
+        parts = [self.next()]
+        while self.accept(","):
+            parts.append(self.next())
+        for p in parts:
+            if not p.startswith('"'):
+                self.error("expected a quoted pragma string", self.i - 1)
+        self.expect(";")
+        return Pragma(", ".join(parts), loc)
+
+    def declaration(self):
+        start = self.i
+        linkage = None
+        while self.peek() in _LINKAGES:
+            linkage = self.next()[1:]
+        tok = self.peek()
+        if tok in (".entry", ".func"):
+            return self.function(linkage, start)
+        if tok in _VAR_SPACES:
+            var = self.variable(linkage)
+            self.expect(";", "after the variable declaration")
+            return var
+        self.error(f"expected a directive (.entry, .func, .global, ...), found '{tok}'")
+
+    # -- variables and parameters --------------------------------------------------------
+    def variable(self, linkage: str | None) -> Variable:
+        loc = self.loc()
+        space = self.next()[1:]
+        align = None
+        vec = 1
+        ptr_attrs: list[str] = []
+        t: PtxType | None = None
+        while True:
+            tok = self.peek()
+            if tok == ".align":
+                self.i += 1
+                align = self.int_token("an alignment")
+                if align <= 0 or align & (align - 1):
+                    self.error("alignment must be a power of two", self.i - 1)
+            elif tok in (".v2", ".v4", ".v8"):
+                self.i += 1
+                vec = int(tok[2:])
+            elif tok == ".ptr":
+                self.i += 1
+                ptr_attrs.append("ptr")
+            elif tok in (".global", ".shared", ".const", ".local") and t is not None:
+                self.i += 1
+                ptr_attrs.append(tok[1:])
+            elif tok in (".texref", ".samplerref", ".surfref"):
+                self.i += 1
+                t = TYPES["b64"]
+            elif tok.startswith(".") and tok[1:] in TYPES and t is None:
+                t = self.type_token()
+            else:
+                break
+        if t is None:
+            self.error(f"expected a type in the .{space} declaration, found '{self.peek()}'")
+        name = self.ident("a variable name")
+        dims: list[int | None] = []
+        while self.accept("["):
+            if self.accept("]"):
+                dims.append(None)
+                continue
+            d = self.int_token("an array size")
+            if d < 0:
+                self.error("array size must not be negative", self.i - 1)
+            dims.append(d)
+            self.expect("]")
+        init = None
+        if self.accept("="):
+            init = self.initializer()
+        return Variable(space, t, name, tuple(dims), align, linkage, init, tuple(ptr_attrs),
+                        vec, loc)
+
+    def initializer(self) -> str:
+        start = self.i
+        depth = 0
+        while True:
+            tok = self.peek()
+            if tok == "":
+                self.error("unterminated initializer")
+            if tok == "{":
+                depth += 1
+            elif tok == "}":
+                depth -= 1
+                if depth < 0:
+                    self.error("unbalanced '}' in initializer")
+            elif tok == ";" and depth == 0:
+                break
+            self.i += 1
+        if self.i == start:
+            self.error("expected an initializer after '='")
+        return " ".join(self.text[start:self.i])
+
+    def param_list(self) -> tuple[Param, ...]:
+        self.expect("(")
+        params: list[Param] = []
+        if self.accept(")"):
+            return ()
+        while True:
+            if self.peek() not in (".param", ".reg"):
+                self.error(f"expected '.param', found '{self.peek()}'")
+            params.append(self.variable(None))
+            if self.accept(")"):
+                return tuple(params)
+            self.expect(",", "between parameters")
+
+    # -- functions -----------------------------------------------------------------------
+    def function(self, linkage: str | None, start: int) -> Function:
+        loc = self.loc(start)
+        kind = self.next()[1:]
+        returns: tuple[Param, ...] = ()
+        if kind == "func" and self.peek() == "(":
+            returns = self.param_list()
+        name = self.ident("a function name")
+        params = self.param_list() if self.peek() == "(" else ()
+        directives: list[PerfDirective] = []
+        while self.peek() in _PERF:
+            d = self.next()[1:]
+            if d == "pragma":
+                self.next()
+                self.expect(";")
+                continue
+            vals: list[int] = []
+            if _parse_int(self.peek()) is not None:
+                vals.append(self.int_token("a value"))
+                while self.accept(","):
+                    vals.append(self.int_token("a value"))
+            directives.append(PerfDirective(d, tuple(vals)))
+        if self.accept(";"):
+            return Function(name, kind, params, returns, linkage, tuple(directives), None, loc)
+        body = self.body(params, returns)
+        return Function(name, kind, params, returns, linkage, tuple(directives), body, loc)
+
+    def body(self, params: tuple[Param, ...], returns: tuple[Param, ...]) -> tuple[Stmt, ...]:
+        self.expect("{", "to open the function body")
+        self.scopes = [(0, {}, {})]
+        self.next_scope = 1
+        self.syms_used = []
+        self.debug = None
+        stmts: list[Stmt] = []
+        labels: set[str] = set()
+        local_syms: set[str] = {p.name for p in params} | {p.name for p in returns}
+        append = stmts.append
+        while True:
+            if self.i >= self.n:
+                self.error("unterminated function body: expected '}'")
+            tok = self.text[self.i]
+            if tok == "}":
+                if len(self.scopes) == 1:
+                    self.i += 1
+                    break
+                sid = self.scopes.pop()[0]
+                append(ScopeEnd(sid, self.loc()))
+                self.i += 1
+            elif tok == "{":
+                sid = self.next_scope
+                self.next_scope += 1
+                append(ScopeBegin(sid, self.loc()))
+                self.scopes.append((sid, {}, {}))
+                self.i += 1
+            elif tok == ".reg":
+                stmts.extend(self.reg_decl())
+            elif tok in _VAR_SPACES:
+                var = self.variable(None)
+                self.expect(";", "after the variable declaration")
+                local_syms.add(var.name)
+                append(var)
+            elif tok == ".loc":
+                self.loc_directive()
+            elif tok == ".pragma":
+                append(self.pragma())
+            elif self.peek(1) == ":" and _IDENT.match(tok):
+                if self.peek(2) == ".callprototype":
+                    self.i += 2
+                    append(self.prototype(tok))
+                    local_syms.add(tok)
+                    continue
+                if tok in labels:
+                    self.error(f"label '{tok}' defined twice")
+                labels.add(tok)
+                append(Label(tok, self.loc()))
+                self.i += 2
+            else:
+                append(self.instruction())
+        known = labels | local_syms
+        for name, at in self.syms_used:
+            if name not in known and name not in self.module_syms:
+                self.error(f"undefined symbol '{name}'", at)
+        return tuple(stmts)
+
+    def prototype(self, name: str) -> Pragma:
+        start = self.i
+        while self.peek() not in (";", ""):
+            self.i += 1
+        text = f"{name}: " + " ".join(self.text[start:self.i])
+        self.expect(";")
+        return Pragma(text, self.loc(start))
+
+    def reg_decl(self) -> list[RegDecl]:
+        self.i += 1
+        loc = self.loc()
+        vec = 1
+        if self.peek() in (".v2", ".v4", ".v8"):
+            vec = int(self.next()[2:])
+        t = self.type_token()
+        out: list[RegDecl] = []
+        sid, names, ranges = self.scopes[-1]
+        while True:
+            at = self.i
+            name = self.ident("a register name")
+            count = None
+            if self.accept("<"):
+                count = self.int_token("a register count")
+                if count < 0 or count > 1 << 24:
+                    self.error("register count out of range", self.i - 1)
+                self.expect(">")
+                if name in ranges:
+                    self.error(f"register range '{name}<>' declared twice in this scope", at)
+                ranges[name] = (count, t)
+            else:
+                if name in names:
+                    self.error(f"register '{name}' declared twice in this scope", at)
+                names[name] = t
+            out.append(RegDecl(t, name, count, vec, sid, loc))
+            if not self.accept(","):
+                break
+        self.expect(";", "after the register declaration")
+        return out
+
+    # -- instructions --------------------------------------------------------------------
+    def instruction(self) -> Instruction:
+        start = self.i
+        guard = None
+        if self.text[self.i] == "@":
+            self.i += 1
+            neg = self.accept("!")
+            at = self.i
+            reg = self.operand_word(self.next(), at)
+            if not isinstance(reg, Reg):
+                self.error("a guard must be a predicate register", at)
+            guard = Guard(reg, neg)
+        at = self.i
+        word = self.next()
+        form = self.form(word, at)
+        operands: list[Operand] = []
+        if self.peek() != ";":
+            while True:
+                operands.append(self.operand())
+                if not self.accept(","):
+                    break
+        if self.peek() != ";":
+            self.error(f"expected ',' or ';' after an operand, found '{self.peek() or 'end of file'}'")
+        self.i += 1
+        return Instruction(form, tuple(operands), guard, self.debug, self.loc(start))
+
+    def form(self, word: str, at: int) -> Form:
+        if not word or not (word[0].isalpha()):
+            self.error(f"expected an instruction, found '{word}'", at)
+        parts = word.split(".")
+        opcode = parts[0]
+        mods = tuple(parts[1:])
+        spec = registry.spec_for(opcode)
+        if spec is None:
+            self.error(f"unknown instruction '{opcode}'", at)
+        types: list[PtxType] = []
+        rounding = cmp = boolop = space = None
+        vec = 1
+        flags: list[str] = []
+        allowed = spec.allowed
+        for m in mods:
+            if not m:
+                self.error(f"empty modifier in '{word}'", at)
+            t = TYPES.get(m)
+            if t is not None:
+                types.append(t)
+                continue
+            if allowed is not None and m not in allowed:
+                self.error(f"unknown modifier '.{m}' for '{opcode}'", at)
+            if m in registry.ROUNDING and rounding is None:
+                rounding = m
+            elif m in registry.COMPARISONS and opcode in registry.BOOLOP_OPCODES and cmp is None:
+                cmp = m
+            elif m in registry.BOOLOPS and opcode in registry.BOOLOP_OPCODES:
+                boolop = m
+            elif opcode in registry.SPACE_OPCODES and m.split("::")[0] in registry.SPACES \
+                    and space is None:
+                space = m.split("::")[0]
+                if "::" in m:
+                    flags.append(m)
+            elif m in registry.VECTORS:
+                vec = registry.VECTORS[m]
+            else:
+                flags.append(m)
+        if allowed is not None and not (spec.min_types <= len(types) <= spec.max_types):
+            want = (str(spec.min_types) if spec.min_types == spec.max_types
+                    else f"{spec.min_types} to {spec.max_types}")
+            self.error(f"'{word}' has {len(types)} type modifier(s); '{opcode}' takes {want}", at)
+        return Form(opcode, mods, tuple(types), rounding, cmp, boolop, space, vec,
+                    frozenset(flags))
+
+    def operand(self) -> Operand:
+        at = self.i
+        tok = self.next()
+        c = tok[0]
+        if c == "%" or c == "$" or c == "_" or c.isalpha():
+            op = self.operand_word(tok, at)
+            if self.peek() == "|":
+                self.i += 1
+                at2 = self.i
+                op = Pair(op, self.operand_word(self.next(), at2))
+            return op
+        if c.isdigit():
+            return self.number(tok, at, False)
+        if tok == "-":
+            at2 = self.i
+            return self.number(self.next(), at2, True)
+        if tok == "!":
+            return Neg(self.operand())
+        if tok == "{":
+            elems: list[Operand] = []
+            if not self.accept("}"):
+                while True:
+                    elems.append(self.operand())
+                    if self.accept("}"):
+                        break
+                    self.expect(",", "between vector elements")
+            return Vec(tuple(elems))
+        if tok == "[":
+            return self.address()
+        if tok == "(":
+            items: list[Operand] = []
+            if not self.accept(")"):
+                while True:
+                    items.append(self.operand())
+                    if self.accept(")"):
+                        break
+                    self.expect(",", "between list items")
+            return OperandList(tuple(items))
+        self.error(f"expected an operand, found '{tok}'", at)
+
+    def number(self, tok: str, at: int, neg: bool) -> Operand:
+        v = _parse_int(tok)
+        if v is not None:
+            return IntImm(-v if neg else v)
+        if tok[:2] in ("0f", "0F") and len(tok) == 10:
+            bits = int(tok[2:], 16)
+            return FloatImm(bits ^ (0x80000000 if neg else 0), 32)
+        if tok[:2] in ("0d", "0D") and len(tok) == 18:
+            bits = int(tok[2:], 16)
+            return FloatImm(bits ^ (1 << 63 if neg else 0), 64)
+        try:
+            value = float(tok)
+        except ValueError:
+            self.error(f"expected a number, found '{tok}'", at)
+        bits = struct.unpack("<Q", struct.pack("<d", -value if neg else value))[0]
+        return FloatImm(bits, 64)
+
+    def address(self) -> Operand:
+        at = self.i
+        items: list[Operand] = []
+        base: Reg | Sym | SpecialReg | None = None
+        offset = 0
+        tok = self.peek()
+        if tok and (tok[0] in "%$_" or tok[0].isalpha()):
+            self.i += 1
+            base = self.operand_word(tok, at)
+            if isinstance(base, Pair) or not isinstance(base, (Reg, Sym, SpecialReg)):
+                self.error("expected a register or symbol as an address base", at)
+            if self.peek() == ",":
+                items.append(base)
+                while self.accept(","):
+                    items.append(self.operand())
+                self.expect("]")
+                return BracketList(tuple(items))
+            if self.accept("+"):
+                offset = self.int_token("an address offset")
+            elif self.accept("-"):
+                offset = -self.int_token("an address offset")
+        else:
+            offset = self.int_token("an address")
+        self.expect("]", "to close the address")
+        return Addr(base, offset)
+
+    def operand_word(self, tok: str, at: int) -> Operand:
+        if tok == "_":
+            return Sink()
+        if tok[0] == "%":
+            base, dot, comp = tok.partition(".")
+            if base in _SPECIAL_BASES or _SPECIAL_INDEXED.match(base):
+                if dot and comp not in _VECTOR_COMPONENTS:
+                    self.error(f"unknown component '.{comp}' of {base}", at)
+                return SpecialReg(tok)
+            reg = self.resolve(base)
+            if reg is None:
+                self.error(f"undeclared register '{tok}'", at)
+            if dot:
+                self.error(f"vector register components ('{tok}') are not supported", at)
+            return reg
+        if "." in tok or not _IDENT.match(tok):
+            self.error(f"expected an operand, found '{tok}'", at)
+        reg = self.resolve(tok)
+        if reg is not None:
+            return reg
+        self.syms_used.append((tok, at))
+        return Sym(tok)
+
+    def resolve(self, name: str) -> Reg | None:
+        for sid, names, ranges in reversed(self.scopes):
+            if name in names:
+                return Reg(name, sid)
+            if ranges:
+                m = _REG_RANGE_NAME.match(name)
+                if m:
+                    r = ranges.get(m.group(1))
+                    digits = m.group(2)
+                    if r is not None and int(digits) < r[0] and (digits == "0" or digits[0] != "0"):
+                        return Reg(name, sid)
+        return None
+
+
+def _parse_int(tok: str) -> int | None:
+    if not tok or not tok[0].isdigit():
+        return None
+    t = tok[:-1] if tok.endswith("U") else tok
+    try:
+        if t[:2] in ("0x", "0X"):
+            return int(t[2:], 16)
+        if t[:2] in ("0b", "0B"):
+            return int(t[2:], 2)
+        if len(t) > 1 and t[0] == "0":
+            return int(t[1:], 8)
+        return int(t, 10)
+    except ValueError:
+        return None
+
+
+def _module_symbols(toks: Tokens) -> frozenset[str]:
+    """Names declared at module level (variables and functions), for forward references."""
+    out: set[str] = set()
+    text = toks.text
+    depth = 0
+    for i, tok in enumerate(text):
+        if tok == "{":
+            depth += 1
+        elif tok == "}":
+            depth -= 1
+        elif depth == 0 and i + 1 < len(text) and _IDENT.match(text[i + 1]) and (
+                tok in (".entry", ".func") or tok.startswith(".") and tok[1:] in TYPES):
+            out.add(text[i + 1])
+        elif depth == 0 and tok == ")" and i + 1 < len(text) and _IDENT.match(text[i + 1]):
+            out.add(text[i + 1])      # `.func (.param .b32 r) name(`
+    return frozenset(out)
+
+
+def parse_ptx(text: str, path: str = "<ptx>") -> Module:
+    """Parse PTX text. Raises `PtxSyntaxError` (located) on anything that is not PTX."""
+    toks = tokenize(text, path)
+    p = _Parser(toks)
+    p.module_syms = _module_symbols(toks)
+    return p.module()
+
+
+def parse_ptx_file(path: str | Path) -> Module:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise PtxSyntaxError(f"not a UTF-8 text file ({e.reason})", SourceLoc(str(p), 1, 1)) from None
+    return parse_ptx(text, str(p))

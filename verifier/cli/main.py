@@ -1,0 +1,71 @@
+"""Entry point: argument parsing, dispatch, and the error boundary that turns every keq error
+into `file:line:col: error: ...` on stderr and exit code 3."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+from semantics import __version__
+from semantics.errors import KeqError
+from verifier.cli import parse_cmd
+
+EXIT_OK = 0
+EXIT_NOT_EQUIVALENT = 1
+EXIT_INCONCLUSIVE = 2
+EXIT_BAD_INPUT = 3
+
+_COMMANDS = (parse_cmd,)
+
+
+class _ArgParser(argparse.ArgumentParser):
+    """argparse exits with 2 on usage errors; keq reserves 2 for Inconclusive."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _ArgParser(
+        prog="keq",
+        description="keq proves an optimized GPU kernel equivalent to its reference, or finds "
+                    "an input on which they differ.",
+        epilog="exit codes: 0 ok/equivalent, 1 not equivalent, 2 inconclusive, "
+               "3 bad input or usage",
+    )
+    parser.add_argument("--version", action="version", version=f"keq {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_ArgParser)
+    for cmd in _COMMANDS:
+        cmd.add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        return args.run(args)
+    except KeqError as e:
+        print(e.render(), file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except BrokenPipeError:
+        # `keq parse big.ptx | head`: the reader left; that is not an error of ours.
+        import os
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+    except OSError as e:
+        name = f"{e.filename}: " if e.filename else ""
+        print(f"{name}error: {e.strerror or e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
