@@ -11,20 +11,36 @@ from typing import Callable
 
 from semantics.ir.nodes import Form
 
-# opcode -> checker(form) -> semantic function or None (the form is not covered)
-_REGISTRY: dict[str, Callable[[Form], Callable | None]] = {}
+# opcode -> resolvers; a resolver maps a form to its semantic function, or None when it does
+# not cover that form (an opcode may be covered by several families: `add` on ints and floats).
+_REGISTRY: dict[str, list[Callable[[Form], Callable | None]]] = {}
+_LOADED = False
 
 
-def register(opcode: str, resolver: Callable[[Form], Callable | None]) -> None:
-    if opcode in _REGISTRY:
-        raise ValueError(f"semantics for '{opcode}' registered twice")
-    _REGISTRY[opcode] = resolver
+def register(*opcodes: str):
+    """Decorator: `@register("add", "sub")` on a resolver `(form) -> semantic fn | None`."""
+    def wrap(resolver: Callable[[Form], Callable | None]):
+        for op in opcodes:
+            _REGISTRY.setdefault(op, []).append(resolver)
+        return resolver
+    return wrap
+
+
+def _load_families() -> None:
+    global _LOADED
+    if not _LOADED:
+        _LOADED = True
+        import semantics.ops.families  # noqa: F401  (registers every family)
 
 
 def lookup(form: Form) -> Callable | None:
     """The semantic function of a form, or None when keq gives it no meaning (yet)."""
-    resolver = _REGISTRY.get(form.opcode)
-    return resolver(form) if resolver is not None else None
+    _load_families()
+    for resolver in _REGISTRY.get(form.opcode, ()):
+        fn = resolver(form)
+        if fn is not None:
+            return fn
+    return None
 
 
 def is_supported(form: Form) -> bool:

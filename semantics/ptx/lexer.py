@@ -16,6 +16,7 @@ _BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.S)
 # One alternative per token class, tried in order; no capture groups, so findall yields strings.
 _TOKEN = re.compile(
     r'"(?:[^"\\\n]|\\.)*"'                              # string
+    r'|"[^\n]*'                                         # unterminated string: the rest of the line
     r"|0[fF][0-9A-Fa-f]{8}(?![\w$])"                    # 0f3F800000 (f32 bits)
     r"|0[dD][0-9A-Fa-f]{16}(?![\w$])"                   # 0d3FF0000000000000 (f64 bits)
     r"|0[xX][0-9A-Fa-f]+U?(?![\w$])"                    # hex int
@@ -23,7 +24,8 @@ _TOKEN = re.compile(
     r"|[0-9]+\.[0-9]*(?:[eE][+-]?[0-9]+)?"              # decimal float
     r"|[0-9]+[eE][+-]?[0-9]+"
     r"|[0-9]+U?(?![\w$])"                               # decimal / octal int
-    r"|\.?[A-Za-z_$%][\w$]*(?:::[\w$]+)*(?:\.[\w$]+(?:::[\w$]+)*)*"  # words: opcodes, regs, directives
+    r"|[0-9][\w$]*"                                     # malformed number (0x, 12ab): one token
+    r"|\.?[A-Za-z_$%][\w$]*(?:::[\w$]+)*(?:\.[\w$]*(?:::[\w$]+)*)*"  # words: opcodes, regs, directives
     r"|\S"                                              # punctuation (and anything else)
 )
 
@@ -61,10 +63,12 @@ class Tokens:
     line: list[int]
 
     def col(self, i: int) -> int:
-        """1-based column of token i (recomputed by re-tokenizing its line)."""
+        """1-based column of token i (recomputed by re-tokenizing its line). The end of file
+        (i past the last token) is the column just after the last token."""
         if i >= len(self.text):
-            last = self.lines[-1] if self.lines else ""
-            return len(last.rstrip()) + 1
+            if not self.text:
+                return 1
+            return self.col(len(self.text) - 1) + len(self.text[-1])
         ln = self.line[i]
         if i == 0 or self.line[i - 1] != ln:      # first token on its line: the common case
             src = self.lines[ln]
@@ -82,7 +86,7 @@ class Tokens:
 
     def line_no(self, i: int) -> int:
         if i >= len(self.text):
-            return max(len(self.lines), 1)
+            return self.line[-1] + 1 if self.line else 1
         return self.line[i] + 1
 
     def line_text(self, i: int) -> str:

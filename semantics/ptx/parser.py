@@ -39,6 +39,8 @@ _SPECIAL_INDEXED = re.compile(r"%(envreg|pm)[0-9]+(_64)?$")
 _VECTOR_COMPONENTS = frozenset("xyzw")
 _REG_RANGE_NAME = re.compile(r"^(.*?)([0-9]+)$")
 _IDENT = re.compile(r"^[A-Za-z_$%][\w$]*$")
+_DEC_FLOAT = re.compile(r"[0-9]+(?:\.[0-9]*(?:[eE][+-]?[0-9]+)?|[eE][+-]?[0-9]+)$")
+_HEX_FLOAT = re.compile(r"0[fF][0-9A-Fa-f]{8}$|0[dD][0-9A-Fa-f]{16}$")
 _LINKAGES = frozenset((".visible", ".extern", ".weak", ".common"))
 _VAR_SPACES = frozenset((".global", ".shared", ".const", ".local", ".param", ".tex"))
 _PERF = frozenset((".maxntid", ".reqntid", ".minnctapersm", ".maxnctapersm", ".maxnreg",
@@ -68,6 +70,18 @@ class _Parser:
     def error(self, message: str, i: int | None = None) -> NoReturn:
         i = self.i if i is None else i
         raise PtxSyntaxError(message, self.loc(i), self.t.line_text(i))
+
+    def missing_semicolon(self, last: int) -> NoReturn:
+        """No ';' after the instruction whose last token is `last`. When the next token is on
+        a later line (or closes the body), the ';' is missing at the end of `last`: say so
+        there, as C compilers do, rather than at the next line."""
+        tok = self.peek()
+        if tok == "}" or self.i >= self.n or self.lines[self.i] != self.lines[last]:
+            loc = SourceLoc(self.t.path, self.t.line_no(last),
+                            self.t.col(last) + len(self.text[last]))
+            raise PtxSyntaxError("expected ';' at the end of the instruction", loc,
+                                 self.t.line_text(last))
+        self.error(f"expected ',' or ';' after an operand, found '{tok}'")
 
     def peek(self, k: int = 0) -> str:
         j = self.i + k
@@ -108,6 +122,16 @@ class _Parser:
         tok = self.peek()
         if not _IDENT.match(tok):
             self.error(f"expected {what}, found '{tok or 'end of file'}'")
+        self.i += 1
+        return tok
+
+    def string(self, what: str) -> str:
+        """A quoted string token, returned with its quotes."""
+        tok = self.peek()
+        if not tok.startswith('"'):
+            self.error(f"expected {what}, found '{tok or 'end of file'}'")
+        if len(tok) < 2 or not tok.endswith('"'):
+            self.error("unterminated string")
         self.i += 1
         return tok
 
@@ -166,9 +190,7 @@ class _Parser:
         start = self.i
         self.i += 1
         index = self.int_token("a file index")
-        path = self.next()
-        if not path.startswith('"'):
-            self.error("expected a quoted file name", self.i - 1)
+        path = self.string("a quoted file name")
         extra = []
         if self.same_line(start) and self.accept(","):
             while self.same_line(start):
@@ -203,12 +225,9 @@ class _Parser:
     def pragma(self) -> Pragma:
         loc = self.loc()
         self.i += 1
-        parts = [self.next()]
+        parts = [self.string("a quoted pragma string")]
         while self.accept(","):
-            parts.append(self.next())
-        for p in parts:
-            if not p.startswith('"'):
-                self.error("expected a quoted pragma string", self.i - 1)
+            parts.append(self.string("a quoted pragma string"))
         self.expect(";")
         return Pragma(", ".join(parts), loc)
 
@@ -337,6 +356,7 @@ class _Parser:
         return Function(name, kind, params, returns, linkage, tuple(directives), body, loc)
 
     def body(self, params: tuple[Param, ...], returns: tuple[Param, ...]) -> tuple[Stmt, ...]:
+        opened = self.i
         self.expect("{", "to open the function body")
         self.scopes = [(0, {}, {})]
         self.next_scope = 1
@@ -348,7 +368,8 @@ class _Parser:
         append = stmts.append
         while True:
             if self.i >= self.n:
-                self.error("unterminated function body: expected '}'")
+                self.error("unterminated function body: expected '}' to close the '{' "
+                           f"at line {self.t.line_no(opened)}")
             tok = self.text[self.i]
             if tok == "}":
                 if len(self.scopes) == 1:
@@ -376,8 +397,9 @@ class _Parser:
                 append(self.pragma())
             elif self.peek(1) == ":" and _IDENT.match(tok):
                 if self.peek(2) == ".callprototype":
+                    at = self.i
                     self.i += 2
-                    append(self.prototype(tok))
+                    append(self.prototype(tok, at))
                     local_syms.add(tok)
                     continue
                 if tok in labels:
@@ -393,13 +415,13 @@ class _Parser:
                 self.error(f"undefined symbol '{name}'", at)
         return tuple(stmts)
 
-    def prototype(self, name: str) -> Pragma:
+    def prototype(self, name: str, at: int) -> Pragma:
         start = self.i
         while self.peek() not in (";", ""):
             self.i += 1
         text = f"{name}: " + " ".join(self.text[start:self.i])
         self.expect(";")
-        return Pragma(text, self.loc(start))
+        return Pragma(text, self.loc(at))
 
     def reg_decl(self) -> list[RegDecl]:
         self.i += 1
@@ -448,13 +470,15 @@ class _Parser:
         word = self.next()
         form = self.form(word, at)
         operands: list[Operand] = []
+        if self.peek() == "}" or self.i >= self.n:
+            self.missing_semicolon(at)
         if self.peek() != ";":
             while True:
                 operands.append(self.operand())
                 if not self.accept(","):
                     break
         if self.peek() != ";":
-            self.error(f"expected ',' or ';' after an operand, found '{self.peek() or 'end of file'}'")
+            self.missing_semicolon(at if not operands else self.i - 1)
         self.i += 1
         return Instruction(form, tuple(operands), guard, self.debug, self.loc(start))
 
@@ -547,16 +571,15 @@ class _Parser:
         v = _parse_int(tok)
         if v is not None:
             return IntImm(-v if neg else v)
-        if tok[:2] in ("0f", "0F") and len(tok) == 10:
+        if tok[:2] in ("0f", "0F") and _HEX_FLOAT.match(tok):
             bits = int(tok[2:], 16)
             return FloatImm(bits ^ (0x80000000 if neg else 0), 32)
-        if tok[:2] in ("0d", "0D") and len(tok) == 18:
+        if tok[:2] in ("0d", "0D") and _HEX_FLOAT.match(tok):
             bits = int(tok[2:], 16)
             return FloatImm(bits ^ (1 << 63 if neg else 0), 64)
-        try:
-            value = float(tok)
-        except ValueError:
-            self.error(f"expected a number, found '{tok}'", at)
+        if not _DEC_FLOAT.match(tok):
+            self.error(f"bad number '{tok}'", at)
+        value = float(tok)
         bits = struct.unpack("<Q", struct.pack("<d", -value if neg else value))[0]
         return FloatImm(bits, 64)
 
@@ -606,6 +629,10 @@ class _Parser:
         reg = self.resolve(tok)
         if reg is not None:
             return reg
+        if tok == "WARP_SZ":
+            # The one predefined constant of PTX (nvcc emits it for `warpSize`); 32 on every
+            # target, and usable wherever an integer immediate is.
+            return IntImm(32)
         self.syms_used.append((tok, at))
         return Sym(tok)
 
@@ -624,7 +651,7 @@ class _Parser:
 
 
 def _parse_int(tok: str) -> int | None:
-    if not tok or not tok[0].isdigit():
+    if not tok or not tok[0].isdigit() or "_" in tok:     # int() would accept 1_000
         return None
     t = tok[:-1] if tok.endswith("U") else tok
     try:

@@ -1,0 +1,324 @@
+"""The symbolic domain: z3 terms for symbolic lanes, plain ints and bools for concrete ones.
+
+A value is a list with one entry per lane. Thread ids, sizes and most addresses are concrete
+in a bounded launch, so most lanes of most values stay plain Python numbers; only data is
+symbolic. Lanes whose operands are all concrete are computed by the concrete domain in one
+numpy call (the same primitive definitions, so concrete folding can never disagree with the
+emulator); the rest become z3 terms that transcribe SMT-LIB's QF_BV/QF_FP operations.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+import z3
+
+from semantics.domains.base import FP_FORMATS
+from semantics.domains.concrete import ConcreteDomain
+
+_RM = {"rn": z3.RNE, "rz": z3.RTZ, "rm": z3.RTN, "rp": z3.RTP, "rna": z3.RNA}
+
+
+def fp_sort(fmt: str) -> z3.FPSortRef:
+    e, s = FP_FORMATS[fmt]
+    return z3.FPSort(e, s)
+
+
+def _is_concrete(x) -> bool:
+    return isinstance(x, (int, bool, np.integer, np.bool_))
+
+
+class SymbolicDomain:
+    """Primitive operations on lists of per-lane ints / z3 terms. See `semantics.domains.base`."""
+
+    def __init__(self, lanes: int) -> None:
+        self.lanes = lanes
+        self.c = ConcreteDomain(lanes)
+        self._approx_fns: dict[tuple[str, str, int], z3.FuncDeclRef] = {}
+
+    # -- plumbing ----------------------------------------------------------------------------
+    def _map(self, cfn: Callable, zfn: Callable, widths: Sequence[int | None], *vecs):
+        """Apply `cfn` to concrete lanes (as numpy arrays) and `zfn` lane by lane to the rest.
+        `widths[i]` is the bit width of argument i, or None for a predicate."""
+        n = self.lanes
+        sym = [i for i in range(n) if not all(_is_concrete(v[i]) for v in vecs)]
+        arrays = []
+        for v, w in zip(vecs, widths):
+            if sym:
+                v = [x if _is_concrete(x) else 0 for x in v]
+            arrays.append(np.array(v, dtype=bool) if w is None else
+                          np.array([int(x) for x in v], dtype=np.uint64))
+        res = cfn(*arrays)
+        out = res.tolist()
+        if res.dtype == bool:
+            out = [bool(x) for x in out]
+        for i in sym:
+            args = [self._term(v[i], w) for v, w in zip(vecs, widths)]
+            out[i] = zfn(*args)
+        return out
+
+    @staticmethod
+    def _term(x, w: int | None):
+        if not _is_concrete(x):
+            return x
+        return z3.BoolVal(bool(x)) if w is None else z3.BitVecVal(int(x), w)
+
+    def is_value(self, x) -> bool:
+        return isinstance(x, list)
+
+    # -- construction and lanes ----------------------------------------------------------------
+    def const(self, value: int, w: int):
+        return [value & ((1 << w) - 1)] * self.lanes
+
+    def pconst(self, value: bool):
+        return [bool(value)] * self.lanes
+
+    def lane_index(self, w: int):
+        return list(range(self.lanes))
+
+    def splat(self, value, w: int):
+        return [value & ((1 << w) - 1) if _is_concrete(value) else value] * self.lanes
+
+    def from_ints(self, arr, w: int):
+        m = (1 << w) - 1
+        return [int(x) & m for x in arr]
+
+    def take(self, v, lanes):
+        return [v[int(i)] for i in lanes]
+
+    def gather(self, v, index, w: int):
+        return [v[int(i)] for i in index]
+
+    def fresh(self, name: str, w: int):
+        """One new symbolic bit-vector (a single lane's value)."""
+        return z3.BitVec(name, w)
+
+    # -- bit-vectors -------------------------------------------------------------------------
+    def add(self, a, b, w):
+        return self._map(lambda x, y: self.c.add(x, y, w), lambda x, y: x + y, (w, w), a, b)
+
+    def sub(self, a, b, w):
+        return self._map(lambda x, y: self.c.sub(x, y, w), lambda x, y: x - y, (w, w), a, b)
+
+    def mul(self, a, b, w):
+        return self._map(lambda x, y: self.c.mul(x, y, w), lambda x, y: x * y, (w, w), a, b)
+
+    def mulhi(self, a, b, w, signed):
+        ext = z3.SignExt if signed else z3.ZeroExt
+        return self._map(lambda x, y: self.c.mulhi(x, y, w, signed),
+                         lambda x, y: z3.Extract(2 * w - 1, w, ext(w, x) * ext(w, y)),
+                         (w, w), a, b)
+
+    def udiv(self, a, b, w):
+        return self._map(lambda x, y: self.c.udiv(x, y, w), z3.UDiv, (w, w), a, b)
+
+    def urem(self, a, b, w):
+        return self._map(lambda x, y: self.c.urem(x, y, w), z3.URem, (w, w), a, b)
+
+    def sdiv(self, a, b, w):
+        return self._map(lambda x, y: self.c.sdiv(x, y, w), lambda x, y: x / y, (w, w), a, b)
+
+    def srem(self, a, b, w):
+        return self._map(lambda x, y: self.c.srem(x, y, w), z3.SRem, (w, w), a, b)
+
+    def band(self, a, b, w):
+        return self._map(lambda x, y: self.c.band(x, y, w), lambda x, y: x & y, (w, w), a, b)
+
+    def bor(self, a, b, w):
+        return self._map(lambda x, y: self.c.bor(x, y, w), lambda x, y: x | y, (w, w), a, b)
+
+    def bxor(self, a, b, w):
+        return self._map(lambda x, y: self.c.bxor(x, y, w), lambda x, y: x ^ y, (w, w), a, b)
+
+    def bnot(self, a, w):
+        return self._map(lambda x: self.c.bnot(x, w), lambda x: ~x, (w,), a)
+
+    def shl(self, a, s, w):
+        return self._map(lambda x, y: self.c.shl(x, y, w), lambda x, y: x << y, (w, w), a, s)
+
+    def lshr(self, a, s, w):
+        return self._map(lambda x, y: self.c.lshr(x, y, w), z3.LShR, (w, w), a, s)
+
+    def ashr(self, a, s, w):
+        return self._map(lambda x, y: self.c.ashr(x, y, w), lambda x, y: x >> y, (w, w), a, s)
+
+    def zext(self, a, w, to):
+        if to == w:
+            return a
+        return self._map(lambda x: self.c.zext(x, w, to), lambda x: z3.ZeroExt(to - w, x),
+                         (w,), a)
+
+    def sext(self, a, w, to):
+        if to == w:
+            return a
+        return self._map(lambda x: self.c.sext(x, w, to), lambda x: z3.SignExt(to - w, x),
+                         (w,), a)
+
+    def extract(self, a, hi, lo, w):
+        if lo == 0 and hi == w - 1:
+            return a
+        return self._map(lambda x: self.c.extract(x, hi, lo, w), lambda x: z3.Extract(hi, lo, x),
+                         (w,), a)
+
+    def concat(self, hi, lo, w_hi, w_lo):
+        if w_hi + w_lo > 64:
+            # Wider than the numpy carrier: build terms for every lane.
+            return [z3.Concat(self._term(h, w_hi), self._term(l, w_lo)) for h, l in zip(hi, lo)]
+        return self._map(lambda x, y: self.c.concat(x, y, w_hi, w_lo), z3.Concat,
+                         (w_hi, w_lo), hi, lo)
+
+    def eq(self, a, b, w):
+        return self._map(lambda x, y: self.c.eq(x, y, w), lambda x, y: x == y, (w, w), a, b)
+
+    def ult(self, a, b, w):
+        return self._map(lambda x, y: self.c.ult(x, y, w), z3.ULT, (w, w), a, b)
+
+    def ule(self, a, b, w):
+        return self._map(lambda x, y: self.c.ule(x, y, w), z3.ULE, (w, w), a, b)
+
+    def slt(self, a, b, w):
+        return self._map(lambda x, y: self.c.slt(x, y, w), lambda x, y: x < y, (w, w), a, b)
+
+    def sle(self, a, b, w):
+        return self._map(lambda x, y: self.c.sle(x, y, w), lambda x, y: x <= y, (w, w), a, b)
+
+    def ite(self, c, a, b, w):
+        out = []
+        for ci, ai, bi in zip(c, a, b):
+            if _is_concrete(ci):
+                out.append(ai if ci else bi)
+            elif _is_concrete(ai) and _is_concrete(bi) and int(ai) == int(bi):
+                out.append(ai)
+            else:
+                out.append(z3.If(ci, self._term(ai, w), self._term(bi, w)))
+        return out
+
+    # -- predicates --------------------------------------------------------------------------
+    def pand(self, a, b):
+        out = []
+        for x, y in zip(a, b):
+            if _is_concrete(x):
+                out.append(y if x else False)
+            elif _is_concrete(y):
+                out.append(x if y else False)
+            else:
+                out.append(z3.And(x, y))
+        return out
+
+    def por(self, a, b):
+        out = []
+        for x, y in zip(a, b):
+            if _is_concrete(x):
+                out.append(True if x else y)
+            elif _is_concrete(y):
+                out.append(True if y else x)
+            else:
+                out.append(z3.Or(x, y))
+        return out
+
+    def pxor(self, a, b):
+        return self._map(lambda x, y: x ^ y, z3.Xor, (None, None), a, b)
+
+    def pnot(self, a):
+        return [(not x) if _is_concrete(x) else z3.Not(x) for x in a]
+
+    def pite(self, c, a, b):
+        out = []
+        for ci, ai, bi in zip(c, a, b):
+            if _is_concrete(ci):
+                out.append(ai if ci else bi)
+            else:
+                out.append(z3.If(ci, self._term(ai, None), self._term(bi, None)))
+        return out
+
+    def bool_to_bv(self, p, w):
+        return [int(bool(x)) if _is_concrete(x) else z3.If(x, z3.BitVecVal(1, w),
+                                                           z3.BitVecVal(0, w)) for x in p]
+
+    # -- floating point ----------------------------------------------------------------------
+    def _fp(self, fmt, x):
+        return z3.fpBVToFP(x, fp_sort(fmt))
+
+    def _fp_op(self, fmt, nargs, cfn, zfn):
+        w = sum(FP_FORMATS[fmt])
+        return lambda *vecs: self._map(cfn, lambda *xs: z3.fpToIEEEBV(zfn(*[self._fp(fmt, x) for x in xs])),
+                                       (w,) * nargs, *vecs)
+
+    def fadd(self, fmt, rm, a, b):
+        return self._fp_op(fmt, 2, lambda x, y: self.c.fadd(fmt, rm, x, y),
+                           lambda x, y: z3.fpAdd(_RM[rm](), x, y))(a, b)
+
+    def fsub(self, fmt, rm, a, b):
+        return self._fp_op(fmt, 2, lambda x, y: self.c.fsub(fmt, rm, x, y),
+                           lambda x, y: z3.fpSub(_RM[rm](), x, y))(a, b)
+
+    def fmul(self, fmt, rm, a, b):
+        return self._fp_op(fmt, 2, lambda x, y: self.c.fmul(fmt, rm, x, y),
+                           lambda x, y: z3.fpMul(_RM[rm](), x, y))(a, b)
+
+    def fdiv(self, fmt, rm, a, b):
+        return self._fp_op(fmt, 2, lambda x, y: self.c.fdiv(fmt, rm, x, y),
+                           lambda x, y: z3.fpDiv(_RM[rm](), x, y))(a, b)
+
+    def ffma(self, fmt, rm, a, b, c):
+        return self._fp_op(fmt, 3, lambda x, y, z: self.c.ffma(fmt, rm, x, y, z),
+                           lambda x, y, z: z3.fpFMA(_RM[rm](), x, y, z))(a, b, c)
+
+    def fsqrt(self, fmt, rm, a):
+        return self._fp_op(fmt, 1, lambda x: self.c.fsqrt(fmt, rm, x),
+                           lambda x: z3.fpSqrt(_RM[rm](), x))(a)
+
+    def fround(self, fmt, rm, a):
+        return self._fp_op(fmt, 1, lambda x: self.c.fround(fmt, rm, x),
+                           lambda x: z3.fpRoundToIntegral(_RM[rm](), x))(a)
+
+    def fcvt(self, src, dst, rm, a):
+        ws = sum(FP_FORMATS[src])
+        return self._map(lambda x: self.c.fcvt(src, dst, rm, x),
+                         lambda x: z3.fpToIEEEBV(z3.fpFPToFP(_RM[rm](), self._fp(src, x),
+                                                             fp_sort(dst))), (ws,), a)
+
+    def f2int(self, fmt, rm, a, w, signed):
+        ws = sum(FP_FORMATS[fmt])
+        conv = z3.fpToSBV if signed else z3.fpToUBV
+        return self._map(lambda x: self.c.f2int(fmt, rm, x, w, signed),
+                         lambda x: conv(_RM[rm](), self._fp(fmt, x), z3.BitVecSort(w)), (ws,), a)
+
+    def int2f(self, w, signed, fmt, rm, a):
+        conv = z3.fpSignedToFP if signed else z3.fpUnsignedToFP
+        return self._map(lambda x: self.c.int2f(w, signed, fmt, rm, x),
+                         lambda x: z3.fpToIEEEBV(conv(_RM[rm](), x, fp_sort(fmt))), (w,), a)
+
+    def flt(self, fmt, a, b):
+        w = sum(FP_FORMATS[fmt])
+        return self._map(lambda x, y: self.c.flt(fmt, x, y),
+                         lambda x, y: z3.fpLT(self._fp(fmt, x), self._fp(fmt, y)), (w, w), a, b)
+
+    def feq(self, fmt, a, b):
+        w = sum(FP_FORMATS[fmt])
+        return self._map(lambda x, y: self.c.feq(fmt, x, y),
+                         lambda x, y: z3.fpEQ(self._fp(fmt, x), self._fp(fmt, y)), (w, w), a, b)
+
+    def fisnan(self, fmt, a):
+        w = sum(FP_FORMATS[fmt])
+        return self._map(lambda x: self.c.fisnan(fmt, x),
+                         lambda x: z3.fpIsNaN(self._fp(fmt, x)), (w,), a)
+
+    def approx(self, name, fmt, args):
+        """Uninterpreted for every lane, concrete or not: the proof may not depend on the
+        host's approximation of a function the GPU computes differently."""
+        w = sum(FP_FORMATS[fmt])
+        key = (name, fmt, len(args))
+        f = self._approx_fns.get(key)
+        if f is None:
+            f = z3.Function(f"{name}.approx.{fmt}", *([z3.BitVecSort(w)] * (len(args) + 1)))
+            self._approx_fns[key] = f
+        return [f(*[self._term(a[i], w) for a in args]) for i in range(self.lanes)]
+
+    # -- questions about predicates ------------------------------------------------------------
+    def may_any(self, p) -> bool:
+        return any((not _is_concrete(x)) or bool(x) for x in p)
+
+    def must_all(self, p) -> bool:
+        return all(_is_concrete(x) and bool(x) for x in p)

@@ -1,0 +1,87 @@
+"""Memory port of the concrete emulator: whole-vector loads, stores and atomics on
+`ConcreteMemory`, with compute-sanitizer-style faults."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from semantics.machine.memory import ConcreteMemory, MemoryFault
+
+
+class ConcretePort:
+    def __init__(self, mem: ConcreteMemory, *, track_uninitialized: bool = True) -> None:
+        self.mem = mem
+        self.track_uninitialized = track_uninitialized
+
+    def _locate(self, x, space, addr, nbytes, mask, align=None):
+        arr, flat, init, bad, reason = self.mem.locate(space, addr, nbytes, mask)
+        if bad is not None and bad.any():
+            lane = int(np.nonzero(bad)[0][0])
+            a = int(addr[lane])
+            raise MemoryFault(f"invalid {nbytes}-byte {space} access at address {a:#x}: {reason}",
+                              x.ins.loc, x.k.name, x.thread_name(lane), a)
+        misaligned = mask & ((addr % np.uint64(align or nbytes)) != 0)
+        if misaligned.any():
+            lane = int(np.nonzero(misaligned)[0][0])
+            a = int(addr[lane])
+            raise MemoryFault(f"misaligned {align or nbytes}-byte {space} access at address {a:#x}",
+                              x.ins.loc, x.k.name, x.thread_name(lane), a)
+        return arr, flat, init
+
+    def load(self, x, space, addr, nbytes, mask, align=None):
+        arr, flat, init = self._locate(x, space, addr, nbytes, mask, align)
+        active = np.nonzero(mask)[0]
+        out = np.zeros(addr.shape, np.uint64)
+        if active.size:
+            f = flat[active]
+            out[active] = self.mem.gather(arr, f, nbytes)
+            if init is not None and init is not self.mem.g_init and self.track_uninitialized:
+                ok = init[f[:, None] + np.arange(nbytes)].all(axis=1)
+                if not ok.all():
+                    lane = int(active[np.nonzero(~ok)[0][0]])
+                    x.effect("uninitialized", f"read of never-written shared memory by "
+                                              f"{x.thread_name(lane)}")
+        return out
+
+    def store(self, x, space, addr, nbytes, value, mask, align=None):
+        arr, flat, init = self._locate(x, space, addr, nbytes, mask, align)
+        active = np.nonzero(mask)[0]
+        if active.size:
+            f = flat[active]
+            self.mem.scatter(arr, f, nbytes, value[active])
+            if init is not None:
+                init[f[:, None] + np.arange(nbytes)] = True
+
+    def atomic(self, x, space, addr, nbytes, update, mask):
+        """Apply `update(domain, old, lanes) -> new` in lane order (a legal serialization of
+        the conflicting lanes); `domain` has one lane per entry of `lanes`. Returns each lane's
+        old value."""
+        arr, flat, init = self._locate(x, space, addr, nbytes, mask)
+        active = np.nonzero(mask)[0]
+        out = np.zeros(addr.shape, np.uint64)
+        if not active.size:
+            return out
+        f = flat[active]
+        uniq, inverse = np.unique(f, return_inverse=True)
+        if uniq.size == f.size:
+            old = self.mem.gather(arr, f, nbytes)
+            new = update(x.d.__class__(active.size), old, active)
+            self.mem.scatter(arr, f, nbytes, new)
+            out[active] = old
+        else:
+            # Conflicting lanes: serialize rounds, each round at most one lane per address.
+            order = np.argsort(inverse, kind="stable")
+            rank = np.empty_like(order)
+            counts = np.bincount(inverse)
+            starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+            rank[order] = np.arange(order.size) - np.repeat(starts, counts)
+            for r in range(int(rank.max()) + 1):
+                sel = np.nonzero(rank == r)[0]
+                fs = f[sel]
+                old = self.mem.gather(arr, fs, nbytes)
+                new = update(x.d.__class__(sel.size), old, active[sel])
+                self.mem.scatter(arr, fs, nbytes, new)
+                out[active[sel]] = old
+        if init is not None:
+            init[f[:, None] + np.arange(nbytes)] = True
+        return out

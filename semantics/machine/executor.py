@@ -1,0 +1,398 @@
+"""The SIMT executor: runs a prepared kernel over a batch of CTAs in any domain.
+
+All threads of the batch are lanes of one vector and execute each instruction together under an
+active mask. A divergent branch pushes both paths on a reconvergence stack and the paths run one
+after the other, meeting again at the branch's immediate post-dominator (the stack-based SIMT
+model). Running CTAs of a batch in lockstep is one legal schedule; for race-free kernels every
+schedule gives the same result, and races are what the verifier checks separately.
+
+The executor is also the context (`x`) that instruction semantics receive: operand reads and
+masked writes, memory through a domain-specific port, warp geometry, barriers, and effects
+(approximations and undefined behaviour, recorded with the lanes they happen on).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from semantics.errors import KeqError, SourceLoc
+from semantics.ir.cfg import EXIT
+from semantics.ir.nodes import Instruction
+from semantics.ir.operands import Addr, FloatImm, IntImm, Neg, Operand, Reg, Sink, SpecialReg, Sym
+from semantics.ir.types import PtxType
+from semantics.machine.kernel import PreparedKernel
+from semantics.machine.memory import SHARED_WINDOW
+
+
+class ExecutionError(KeqError):
+    """The kernel did something with no defined result (barrier divergence, step limit...)."""
+
+    def __init__(self, message: str, loc: SourceLoc | None = None) -> None:
+        super().__init__(message)
+        self.loc = loc
+
+    def render(self) -> str:
+        return f"{self.loc}: error: {self}" if self.loc else f"error: {self}"
+
+
+@dataclass(frozen=True)
+class Effect:
+    """A side channel (Alive2 style): something a result depends on besides the inputs."""
+
+    kind: str            # "approximation" | "undefined" | "nondeterministic"
+    what: str            # e.g. "ex2.approx.f32", "division by zero"
+    loc: SourceLoc
+
+
+class MemoryPort(Protocol):
+    def load(self, x: "Executor", space: str, addr: Any, nbytes: int, mask: Any,
+             align: int | None) -> Any: ...
+    def store(self, x: "Executor", space: str, addr: Any, nbytes: int, value: Any,
+              mask: Any, align: int | None) -> None: ...
+    def atomic(self, x: "Executor", space: str, addr: Any, nbytes: int, update, mask: Any) -> Any: ...
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """Launch geometry of one batch: which CTAs, and the block shape."""
+
+    block: tuple[int, int, int]
+    grid: tuple[int, int, int]
+    ctas: tuple[tuple[int, int, int], ...]
+
+    @property
+    def threads_per_cta(self) -> int:
+        return self.block[0] * self.block[1] * self.block[2]
+
+    @property
+    def lanes(self) -> int:
+        return self.threads_per_cta * len(self.ctas)
+
+
+class Executor:
+    def __init__(self, kernel: PreparedKernel, domain, port: MemoryPort, geom: Geometry,
+                 params: dict[str, Any], *, max_steps: int = 50_000_000,
+                 dynamic_shared: int = 0) -> None:
+        self.k = kernel
+        self.d = domain
+        self.port = port
+        self.geom = geom
+        self.params = params
+        self.max_steps = max_steps
+        self.dynamic_shared = dynamic_shared
+        self.regs: dict[Reg, Any] = {}
+        self.effects: list[Effect] = []
+        self.effect_keys: set[tuple[str, str, SourceLoc]] = set()
+        self.ins: Instruction | None = None
+        self.mask: Any = None
+        n = geom.lanes
+        t = geom.threads_per_cta
+        lane = np.arange(n, dtype=np.int64)
+        self.lane_in_cta = lane % t
+        self.cta_of_lane = lane // t
+        bx, by, _ = geom.block
+        self._special: dict[str, np.ndarray] = {
+            "%tid.x": self.lane_in_cta % bx, "%tid.y": (self.lane_in_cta // bx) % by,
+            "%tid.z": self.lane_in_cta // (bx * by),
+            "%laneid": self.lane_in_cta % 32, "%warpid": self.lane_in_cta // 32,
+        }
+        ctas = np.array(geom.ctas, dtype=np.int64).reshape(-1, 3)
+        for k, c in enumerate("xyz"):
+            self._special[f"%ntid.{c}"] = np.full(n, geom.block[k])
+            self._special[f"%nctaid.{c}"] = np.full(n, geom.grid[k])
+            self._special[f"%ctaid.{c}"] = ctas[self.cta_of_lane, k]
+        self._special["%nwarpid"] = np.full(n, (t + 31) // 32)
+        lid = self._special["%laneid"]
+        self._special["%lanemask_eq"] = np.left_shift(1, lid)
+        self._special["%lanemask_lt"] = np.left_shift(1, lid) - 1
+        self._special["%lanemask_le"] = np.left_shift(1, lid + 1) - 1
+        self._special["%lanemask_ge"] = (~(np.left_shift(1, lid) - 1)) & 0xFFFFFFFF
+        self._special["%lanemask_gt"] = (~(np.left_shift(1, lid + 1) - 1)) & 0xFFFFFFFF
+        # First lane of each lane's warp (warps never span CTAs).
+        self.warp_base = self.cta_of_lane * t + (self.lane_in_cta // 32) * 32
+        self.exited = domain.pconst(False)
+        self.barrier_epoch = 0
+
+    # -- operand access (the API of semantic functions) ------------------------------------
+    @property
+    def form(self):
+        return self.ins.form
+
+    def operand(self, i: int) -> Operand:
+        return self.ins.operands[i]
+
+    def _resize(self, v, have: int, want: PtxType | int, signed: bool = False):
+        w = want if isinstance(want, int) else want.bits
+        if have == w:
+            return v
+        if have > w:
+            return self.d.extract(v, w - 1, 0, have)
+        s = signed if isinstance(want, int) else want.is_signed
+        return self.d.sext(v, have, w) if s else self.d.zext(v, have, w)
+
+    def read(self, i: int | Operand, t: PtxType):
+        op = self.ins.operands[i] if isinstance(i, int) else i
+        d = self.d
+        if isinstance(op, Reg):
+            rt = self.k.reg_type(op)
+            if rt.kind == "pred":
+                return d.bool_to_bv(self.read_pred(op), t.bits)
+            v = self.regs.get(op)
+            if v is None:
+                v = d.const(0, rt.bits)
+            return self._resize(v, rt.bits, t)
+        if isinstance(op, IntImm):
+            return d.const(op.value, t.bits)
+        if isinstance(op, FloatImm):
+            return d.const(_float_imm_bits(op, t), t.bits)
+        if isinstance(op, SpecialReg):
+            return self.special(op.name, t)
+        if isinstance(op, Sym):
+            return d.const(self.symbol_address(op.name), t.bits)
+        raise ExecutionError(f"operand '{op}' cannot be read as a .{t.name} value", self.ins.loc)
+
+    def read_pred(self, i: int | Operand):
+        op = self.ins.operands[i] if isinstance(i, int) else i
+        if isinstance(op, Neg):
+            return self.d.pnot(self.read_pred(op.operand))
+        if isinstance(op, Reg):
+            rt = self.k.reg_type(op)
+            v = self.regs.get(op)
+            if rt.kind == "pred":
+                return v if v is not None else self.d.pconst(False)
+            return self.d.pnot(self.d.eq(self.read(op, rt), self.d.const(0, rt.bits), rt.bits))
+        if isinstance(op, IntImm):
+            return self.d.pconst(op.value != 0)
+        raise ExecutionError(f"operand '{op}' is not a predicate", self.ins.loc)
+
+    def write(self, i: int | Operand, value, t: PtxType, mask=None) -> None:
+        op = self.ins.operands[i] if isinstance(i, int) else i
+        if isinstance(op, Sink):
+            return
+        if not isinstance(op, Reg):
+            raise ExecutionError(f"cannot write to operand '{op}'", self.ins.loc)
+        rt = self.k.reg_type(op)
+        if rt.kind == "pred":
+            self.write_pred(op, self.d.pnot(self.d.eq(value, self.d.const(0, t.bits), t.bits)))
+            return
+        v = self._resize(value, t.bits, rt, signed=t.is_signed)
+        self._commit(op, v, rt.bits, mask)
+
+    def write_pred(self, i: int | Operand, p, mask=None) -> None:
+        op = self.ins.operands[i] if isinstance(i, int) else i
+        if isinstance(op, Sink):
+            return
+        m = self.mask if mask is None else mask
+        old = self.regs.get(op)
+        if old is None:
+            old = self.d.pconst(False)
+        self.regs[op] = p if self.d.must_all(m) else self.d.pite(m, p, old)
+
+    def _commit(self, reg: Reg, v, w: int, mask) -> None:
+        m = self.mask if mask is None else mask
+        if self.d.must_all(m):
+            self.regs[reg] = v
+            return
+        old = self.regs.get(reg)
+        if old is None:
+            old = self.d.const(0, w)
+        self.regs[reg] = self.d.ite(m, v, old, w)
+
+    def special(self, name: str, t: PtxType):
+        arr = self._special.get(name)
+        if arr is None:
+            if name in ("%clock", "%clock64", "%globaltimer", "%clock_hi", "%globaltimer_lo",
+                        "%globaltimer_hi"):
+                self.effect("nondeterministic", f"read of {name}")
+                return self.d.const(0, t.bits)
+            if name == "%dynamic_smem_size":
+                return self.d.const(self.dynamic_shared, t.bits)
+            raise ExecutionError(f"special register {name} is not supported", self.ins.loc)
+        return self.d.from_ints(arr, t.bits)
+
+    def symbol_address(self, name: str) -> int:
+        k = self.k
+        if name in k.shared_offsets:
+            return k.shared_offsets[name]
+        if name in k.local_offsets:
+            return k.local_offsets[name]
+        if name in k.const_offsets:
+            return k.const_offsets[name]
+        if name in k.param_offsets:
+            return k.param_offsets[name]
+        addr = self.params.get(("global-var", name))
+        if addr is not None:
+            return addr
+        raise ExecutionError(f"symbol '{name}' has no address in this launch", self.ins.loc)
+
+    def space_of_symbol(self, name: str) -> str:
+        k = self.k
+        for space, table in (("shared", k.shared_offsets), ("local", k.local_offsets),
+                             ("const", k.const_offsets), ("param", k.param_offsets)):
+            if name in table:
+                return space
+        return "global"
+
+    # -- memory ----------------------------------------------------------------------------
+    def address(self, i: int, width: int = 64):
+        """The address an `[base+offset]` operand denotes, as a `width`-bit value."""
+        op = self.ins.operands[i]
+        if not isinstance(op, Addr):
+            raise ExecutionError(f"expected an address operand, found '{op}'", self.ins.loc)
+        d = self.d
+        if op.base is None:
+            base = d.const(0, width)
+        elif isinstance(op.base, Reg):
+            rt = self.k.reg_type(op.base)
+            base = self._resize(self.read(op.base, rt), rt.bits, width)
+        else:
+            base = d.const(self.symbol_address(op.base.name), width)
+        return d.add(base, d.const(op.offset, width), width) if op.offset else base
+
+    def load(self, space: str, addr, nbytes: int, mask=None, align: int | None = None):
+        return self.port.load(self, space, addr, nbytes, self.mask if mask is None else mask,
+                              align)
+
+    def store(self, space: str, addr, nbytes: int, value, mask=None,
+              align: int | None = None) -> None:
+        self.port.store(self, space, addr, nbytes, value, self.mask if mask is None else mask,
+                        align)
+
+    def atomic(self, space: str, addr, nbytes: int, update, mask=None):
+        return self.port.atomic(self, space, addr, nbytes, update,
+                                self.mask if mask is None else mask)
+
+    def param_bytes(self, name: str, offset: int, nbytes: int):
+        """A kernel parameter's bytes [offset, offset+nbytes) as a uniform value."""
+        value, width = self.params[name]
+        w = nbytes * 8
+        if offset * 8 + w > width:
+            raise ExecutionError(f"read past the end of parameter '{name}'", self.ins.loc)
+        return self.d.extract(self.d.splat(value, width), offset * 8 + w - 1, offset * 8, width)
+
+    def thread_name(self, lane: int) -> str:
+        cta = self.geom.ctas[int(self.cta_of_lane[lane])]
+        t = int(self.lane_in_cta[lane])
+        bx, by, _ = self.geom.block
+        tid = (t % bx, (t // bx) % by, t // (bx * by))
+        return f"block ({cta[0]},{cta[1]},{cta[2]}) thread ({tid[0]},{tid[1]},{tid[2]})"
+
+    # -- effects, barriers -----------------------------------------------------------------
+    def effect(self, kind: str, what: str, cond=None) -> None:
+        m = self.mask if cond is None else self.d.pand(self.mask, cond)
+        if not self.d.may_any(m):
+            return
+        key = (kind, what, self.ins.loc)
+        if key not in self.effect_keys:
+            self.effect_keys.add(key)
+            self.effects.append(Effect(kind, what, self.ins.loc))
+
+    def barrier(self) -> None:
+        """bar.sync: every CTA with a lane here must have all its live lanes here."""
+        d = self.d
+        live = d.pnot(self.exited)
+        missing = d.pand(live, d.pnot(self.mask))
+        if d.may_any(missing):
+            here = np.asarray(_concrete_bools(self.mask), dtype=bool)
+            miss = np.asarray(_concrete_bools(missing), dtype=bool)
+            ctas_here = set(self.cta_of_lane[here].tolist())
+            bad = [i for i in np.nonzero(miss)[0].tolist() if self.cta_of_lane[i] in ctas_here]
+            if bad:
+                raise ExecutionError(
+                    f"barrier divergence: {self.thread_name(bad[0])} does not reach this "
+                    f"'{self.ins.form.name}' while other threads of its block do",
+                    self.ins.loc)
+        self.barrier_epoch += 1
+
+    # -- the SIMT loop ---------------------------------------------------------------------
+    def run(self) -> None:
+        k = self.k
+        cfg = k.cfg
+        if not cfg.blocks:
+            return
+        d = self.d
+        stack: list[list] = [[0, EXIT, d.pconst(True)]]
+        steps = 0
+        sems = k.semantics
+        instrs = k.instrs
+        while stack:
+            top = stack[-1]
+            pc, rpc, mask = top
+            if pc == rpc or pc == EXIT:
+                stack.pop()
+                continue
+            mask = d.pand(mask, d.pnot(self.exited))
+            if not d.may_any(mask):
+                stack.pop()
+                continue
+            block = cfg.blocks[pc]
+            for idx in range(block.start, block.end):
+                ins = instrs[idx]
+                self.ins = ins
+                m = mask
+                if ins.guard is not None:
+                    g = self.read_pred(ins.guard.reg)
+                    m = d.pand(m, d.pnot(g) if ins.guard.negated else g)
+                self.mask = m
+                op = ins.opcode
+                if op == "bra" or op in ("ret", "exit", "trap"):
+                    break
+                if d.may_any(m):
+                    sems[idx](self)
+            steps += block.end - block.start
+            if steps > self.max_steps:
+                raise ExecutionError(f"step limit of {self.max_steps} instructions reached "
+                                     f"(an infinite loop?)", block and instrs[block.start].loc)
+            last = instrs[block.end - 1]
+            if last.opcode in ("ret", "exit", "trap"):
+                if last.opcode == "trap" and d.may_any(self.mask):
+                    raise ExecutionError("the kernel executed 'trap'", last.loc)
+                self.exited = d.por(self.exited, self.mask)
+                remaining = d.pand(mask, d.pnot(self.mask))
+                if block.fallthrough is not None and d.may_any(remaining):
+                    top[0], top[2] = block.fallthrough, remaining
+                else:
+                    stack.pop()
+                continue
+            if last.opcode != "bra":
+                top[0] = block.succs[0]
+                top[2] = mask
+                continue
+            taken = self.mask
+            if block.fallthrough is None:        # unconditional
+                top[0], top[2] = block.branch_target, mask
+                continue
+            not_taken = d.pand(mask, d.pnot(taken))
+            any_t, any_n = d.may_any(taken), d.may_any(not_taken)
+            if any_t and not any_n:
+                top[0], top[2] = block.branch_target, mask
+            elif any_n and not any_t:
+                top[0], top[2] = block.fallthrough, mask
+            else:
+                ipdom = cfg.ipdom[pc]
+                join = EXIT if ipdom is None else ipdom
+                top[0], top[2] = join, mask
+                stack.append([block.fallthrough, join, not_taken])
+                stack.append([block.branch_target, join, taken])
+
+
+def _concrete_bools(p) -> list[bool]:
+    return [bool(x) if isinstance(x, (bool, np.bool_)) else True for x in p]
+
+
+def _float_imm_bits(op: FloatImm, t: PtxType) -> int:
+    if t.bits == op.width or not t.is_float:
+        return op.bits & ((1 << t.bits) - 1)
+    import struct
+    value = struct.unpack("<d", struct.pack("<Q", op.bits))[0] if op.width == 64 else \
+        struct.unpack("<f", struct.pack("<I", op.bits))[0]
+    arr = np.array([value], dtype=np.float64)
+    from semantics.domains.fp_numpy import from_f64, round_to
+    fmt = "bf16" if t.kind == "bf" else f"f{t.bits}"
+    return int(from_f64(fmt, round_to(fmt, "rn", arr))[0])
+
+
+__all__ = ["Executor", "Geometry", "Effect", "ExecutionError", "MemoryPort", "SHARED_WINDOW"]

@@ -1,0 +1,111 @@
+"""Run one kernel on the concrete emulator: numpy arrays and scalars in, arrays out."""
+
+from __future__ import annotations
+
+import itertools
+import struct
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from semantics.domains.concrete import ConcreteDomain
+from semantics.errors import KeqError
+from semantics.ir.nodes import Module
+from semantics.machine.concrete_port import ConcretePort
+from semantics.machine.executor import Effect, Executor, Geometry
+from semantics.machine.kernel import PreparedKernel, prepare
+from semantics.machine.memory import ConcreteMemory, GlobalLayout
+
+Dim3 = tuple[int, int, int]
+
+
+@dataclass(frozen=True)
+class LaunchResult:
+    buffers: dict[str, np.ndarray]      # every pointer argument's final contents, by name
+    effects: tuple[Effect, ...]
+
+
+def _dim3(v: int | Sequence[int], what: str) -> Dim3:
+    t = (v, 1, 1) if isinstance(v, (int, np.integer)) else tuple(int(x) for x in v)
+    t = tuple(t) + (1,) * (3 - len(t))
+    if len(t) != 3 or any(x < 1 for x in t):
+        raise KeqError(f"{what} must be 1 to 3 positive integers, got {v!r}")
+    return t  # type: ignore[return-value]
+
+
+def scalar_bits(value, ptype_name: str, bits: int) -> int:
+    """A Python/numpy scalar as the bit pattern of a `.param` of the given type."""
+    if ptype_name.startswith("f") and isinstance(value, (float, np.floating, int, np.integer)):
+        if bits == 32:
+            return struct.unpack("<I", struct.pack("<f", float(value)))[0]
+        if bits == 64:
+            return struct.unpack("<Q", struct.pack("<d", float(value)))[0]
+    if isinstance(value, (float, np.floating)):
+        raise KeqError(f"a float value {value!r} was given for an integer parameter")
+    return int(value) & ((1 << bits) - 1)
+
+
+def run_kernel(module: Module | PreparedKernel, kernel: str | None, grid, block,
+               args: Sequence | Mapping, *, dynamic_shared: int = 0,
+               ctas_per_batch: int | None = None, max_steps: int = 50_000_000) -> LaunchResult:
+    """Run `kernel` with `args` in .entry parameter order (or a mapping by PTX param name).
+
+    numpy arrays become global buffers (pointer parameters get their addresses); other values
+    are scalars. Returns every buffer's final contents under its parameter name.
+    """
+    k = module if isinstance(module, PreparedKernel) else prepare(module, kernel)
+    grid3, block3 = _dim3(grid, "grid"), _dim3(block, "block")
+    threads = block3[0] * block3[1] * block3[2]
+    if threads > 1024:
+        raise KeqError(f"block of {threads} threads exceeds the 1024-thread limit")
+    params = k.fn.params
+    if isinstance(args, Mapping):
+        missing = [p.name for p in params if p.name not in args]
+        if missing:
+            raise KeqError(f"missing argument(s) for {k.name}: {', '.join(missing)}")
+        values = [args[p.name] for p in params]
+    else:
+        if len(args) != len(params):
+            raise KeqError(f"{k.name} takes {len(params)} argument(s), {len(args)} given")
+        values = list(args)
+    layout = GlobalLayout()
+    buffers: dict[str, np.ndarray] = {}
+    param_values: dict = {}
+    allocs = {}
+    for p, v in zip(params, values):
+        if isinstance(v, np.ndarray):
+            a = layout.allocate(p.name, v.nbytes)
+            allocs[p.name] = (a, v)
+            buffers[p.name] = v
+            param_values[p.name] = (a.base, p.size_bytes * 8)
+        else:
+            param_values[p.name] = (scalar_bits(v, p.type.name, p.type.bits),
+                                    (p.size_bytes or 0) * 8)
+    for name, var in k.global_vars.items():
+        a = layout.allocate(f"global:{name}", var.size_bytes or 0)
+        param_values[("global-var", name)] = a.base
+    mem = ConcreteMemory(layout, buffers)
+    port = ConcretePort(mem)
+    shared_size = (k.shared_offsets.get(k.dynamic_shared_var, k.static_shared)
+                   + dynamic_shared) if k.dynamic_shared_var else k.static_shared
+    if ctas_per_batch is None:
+        ctas_per_batch = max(1, 65536 // threads)
+    all_ctas = [(x, y, z) for z, y, x in itertools.product(range(grid3[2]), range(grid3[1]),
+                                                             range(grid3[0]))]
+    effects: list[Effect] = []
+    for i in range(0, len(all_ctas), ctas_per_batch):
+        batch = tuple(all_ctas[i:i + ctas_per_batch])
+        geom = Geometry(block3, grid3, batch)
+        domain = ConcreteDomain(geom.lanes)
+        lanes = np.arange(geom.lanes, dtype=np.int64)
+        mem.new_batch(lanes // threads, len(batch), shared_size, k.local_size)
+        ex = Executor(k, domain, port, geom, param_values, max_steps=max_steps,
+                      dynamic_shared=dynamic_shared)
+        ex.run()
+        effects.extend(e for e in ex.effects if e not in effects)
+    out = {}
+    for name, (a, v) in allocs.items():
+        raw = mem.buffer(name)
+        out[name] = raw.view(v.dtype).reshape(v.shape).copy()
+    return LaunchResult(out, tuple(effects))

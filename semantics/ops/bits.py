@@ -1,0 +1,1 @@
+"""Bit operations (placeholder until the bit family lands)."""

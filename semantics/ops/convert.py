@@ -1,0 +1,1 @@
+"""cvt (placeholder until the conversion family lands)."""

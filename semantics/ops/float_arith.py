@@ -1,0 +1,1 @@
+"""Floating-point arithmetic (placeholder until the float family lands)."""
