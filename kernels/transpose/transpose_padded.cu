@@ -1,0 +1,20 @@
+// Tiled transpose with the tile padded to 33 columns: a tile column then spans 32 different
+// banks, so reading it back is conflict-free.
+constexpr int TILE = 32;
+constexpr int BLOCK_ROWS = 8;
+
+extern "C" __global__ void transpose_padded(const float* __restrict__ in, float* __restrict__ out, int rows, int cols)
+{
+    __shared__ float tile[TILE][TILE + 1];
+    int x = blockIdx.x * TILE + threadIdx.x;
+    int y = blockIdx.y * TILE + threadIdx.y;
+    for (int j = 0; j < TILE; j += BLOCK_ROWS)
+        if (x < cols && y + j < rows)
+            tile[threadIdx.y + j][threadIdx.x] = in[(y + j) * cols + x];
+    __syncthreads();
+    x = blockIdx.y * TILE + threadIdx.x;
+    y = blockIdx.x * TILE + threadIdx.y;
+    for (int j = 0; j < TILE; j += BLOCK_ROWS)
+        if (x < rows && y + j < cols)
+            out[(y + j) * rows + x] = tile[threadIdx.x][threadIdx.y + j];
+}
