@@ -36,6 +36,20 @@ def _from_signed(x: np.ndarray, w: int) -> np.ndarray:
     return x.astype(np.int64).view(U64) & _mask(w)
 
 
+def _negative(a: np.ndarray, w: int) -> np.ndarray:
+    return (a >> U64(w - 1)) & _ONE == _ONE
+
+
+def _negate(a: np.ndarray, w: int) -> np.ndarray:
+    """Two's complement negation of w-bit patterns."""
+    return (~a + _ONE) & _mask(w)
+
+
+def _magnitude(a: np.ndarray, w: int) -> np.ndarray:
+    """|a| of signed w-bit patterns, as uint64 (exact: 2^(w-1) for INT_MIN)."""
+    return np.where(_negative(a, w), _negate(a, w), a)
+
+
 class ConcreteDomain:
     """Primitive operations on numpy lane vectors. See `semantics.domains.base`."""
 
@@ -106,26 +120,21 @@ class ConcreteDomain:
         return np.where(zero, a, r)
 
     def sdiv(self, a, b, w):
-        sa, sb = _signed(a, w), _signed(b, w)
-        zero = sb == 0
-        safe = np.where(zero, 1, sb)
-        with np.errstate(over="ignore"):
-            q = np.abs(sa) // np.abs(safe)   # truncating division on magnitudes
-            # |INT_MIN| overflows int64 only for w == 64; wraparound matches bvsdiv.
-            neg = (sa < 0) != (safe < 0)
-            q = np.where(neg, -q, q)
-        q = _from_signed(q, w)
+        # Truncating division on unsigned magnitudes (|INT_MIN| = 2^(w-1) is exact in uint64;
+        # np.abs on int64 would overflow it for w == 64); wraparound matches bvsdiv.
+        na, nb = _negative(a, w), _negative(b, w)
+        zero = b == 0
+        q = _magnitude(a, w) // np.where(zero, _ONE, _magnitude(b, w))
+        q = np.where(na != nb, _negate(q, w), q)
         # SMT-LIB: x / 0 is -1 (all ones) for x >= 0 and 1 for x < 0.
-        return np.where(zero, np.where(sa < 0, _ONE, _mask(w)), q)
+        return np.where(zero, np.where(na, _ONE, _mask(w)), q)
 
     def srem(self, a, b, w):
-        sa, sb = _signed(a, w), _signed(b, w)
-        zero = sb == 0
-        safe = np.where(zero, 1, sb)
-        with np.errstate(over="ignore"):
-            r = np.abs(sa) % np.abs(safe)
-            r = np.where(sa < 0, -r, r)      # the remainder takes the dividend's sign
-        return np.where(zero, a, _from_signed(r, w))
+        na = _negative(a, w)
+        zero = b == 0
+        r = _magnitude(a, w) % np.where(zero, _ONE, _magnitude(b, w))
+        r = np.where(na, _negate(r, w), r)    # the remainder takes the dividend's sign
+        return np.where(zero, a, r)
 
     def band(self, a, b, w):
         return a & b
@@ -218,6 +227,11 @@ class ConcreteDomain:
         exact_zero = (s == 0) & (err == 0)
         if rm == "rm":
             c = np.where(exact_zero & ~(np.signbit(x) & np.signbit(y)) & (np.signbit(x) != np.signbit(y)), -0.0, c)
+        if fmt == "f64" and rm in ("rz", "rm", "rp"):
+            # The f64 sum itself overflowed to ±inf; directed modes may round it to ±max.
+            ovf = np.isinf(s) & np.isfinite(x) & np.isfinite(y)
+            to_inf = (s > 0) if rm == "rp" else (s < 0) if rm == "rm" else np.zeros(s.shape, bool)
+            c = np.where(ovf & ~to_inf, np.copysign(np.finfo(np.float64).max, s), c)
         return fp.from_f64(fmt, c)
 
     def fmul(self, fmt, rm, a, b):
@@ -345,7 +359,7 @@ class ConcreteDomain:
     def approx(self, name, fmt, args):
         xs = [fp.to_f64(fmt, a) for a in args]
         with np.errstate(all="ignore"):
-            f = _APPROX[name]
+            f = _APPROX[name.split(".")[0]]   # "div.full", "ex2.ftz": the same host function
             r = f(*xs)
         return fp.from_f64(fmt, fp.round_to(fmt, "rn", r))
 
