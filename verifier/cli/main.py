@@ -9,14 +9,14 @@ from typing import Sequence
 
 from semantics import __version__
 from semantics.errors import KeqError
-from verifier.cli import parse_cmd
+from verifier.cli import parse_cmd, run_cmd
 
 EXIT_OK = 0
 EXIT_NOT_EQUIVALENT = 1
 EXIT_INCONCLUSIVE = 2
 EXIT_BAD_INPUT = 3
 
-_COMMANDS = (parse_cmd,)
+_COMMANDS = (parse_cmd, run_cmd)
 
 
 class _ArgParser(argparse.ArgumentParser):
