@@ -115,6 +115,9 @@ class Executor:
         self.warp_base = self.cta_of_lane * t + (self.lane_in_cta // 32) * 32
         self.exited = domain.pconst(False)
         self.barrier_epoch = 0
+        # Thread-instructions executed (concrete domain only): each basic-block run adds its
+        # length times the lanes that entered it (guarded-off lanes count, as on hardware).
+        self.thread_instrs = 0
 
     # -- operand access (the API of semantic functions) ------------------------------------
     @property
@@ -318,6 +321,7 @@ class Executor:
         steps = 0
         sems = k.semantics
         instrs = k.instrs
+        counting = isinstance(self.exited, np.ndarray)
         while stack:
             top = stack[-1]
             pc, rpc, mask = top
@@ -329,6 +333,8 @@ class Executor:
                 stack.pop()
                 continue
             block = cfg.blocks[pc]
+            if counting:
+                self.thread_instrs += (block.end - block.start) * int(np.count_nonzero(mask))
             for idx in range(block.start, block.end):
                 ins = instrs[idx]
                 self.ins = ins
