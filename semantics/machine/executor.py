@@ -127,14 +127,17 @@ class Executor:
     def operand(self, i: int) -> Operand:
         return self.ins.operands[i]
 
-    def _resize(self, v, have: int, want: PtxType | int, signed: bool = False):
+    def _resize(self, v, have: int, want: PtxType | int, signed: bool | None = None):
+        """Width-adapt a value: truncate, or extend by `signed` (default: `want`'s
+        signedness). PTX extends narrow ld/cvt results by the *instruction* type."""
         w = want if isinstance(want, int) else want.bits
         if have == w:
             return v
         if have > w:
             return self.d.extract(v, w - 1, 0, have)
-        s = signed if isinstance(want, int) else want.is_signed
-        return self.d.sext(v, have, w) if s else self.d.zext(v, have, w)
+        if signed is None:
+            signed = False if isinstance(want, int) else want.is_signed
+        return self.d.sext(v, have, w) if signed else self.d.zext(v, have, w)
 
     def read(self, i: int | Operand, t: PtxType):
         op = self.ins.operands[i] if isinstance(i, int) else i
