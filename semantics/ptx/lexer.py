@@ -14,8 +14,11 @@ from dataclasses import dataclass
 _BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.S)
 
 # One alternative per token class, tried in order; no capture groups, so findall yields strings.
+# Words come first: they are most tokens.
+_WORD = r"\.?[A-Za-z_$%][\w$]*(?:::[\w$]+)*(?:\.[\w$]*(?:::[\w$]+)*)*"  # opcodes, regs, directives
 _TOKEN = re.compile(
-    r'"(?:[^"\\\n]|\\.)*"'                              # string
+    _WORD +
+    r'|"(?:[^"\\\n]|\\.)*"'                             # string
     r'|"[^\n]*'                                         # unterminated string: the rest of the line
     r"|0[fF][0-9A-Fa-f]{8}(?![\w$])"                    # 0f3F800000 (f32 bits)
     r"|0[dD][0-9A-Fa-f]{16}(?![\w$])"                   # 0d3FF0000000000000 (f64 bits)
@@ -25,9 +28,12 @@ _TOKEN = re.compile(
     r"|[0-9]+[eE][+-]?[0-9]+"
     r"|[0-9]+U?(?![\w$])"                               # decimal / octal int
     r"|[0-9][\w$]*"                                     # malformed number (0x, 12ab): one token
-    r"|\.?[A-Za-z_$%][\w$]*(?:::[\w$]+)*(?:\.[\w$]*(?:::[\w$]+)*)*"  # words: opcodes, regs, directives
     r"|\S"                                              # punctuation (and anything else)
 )
+# The same tokens, each with the whitespace before it skipped in the same match (possessively:
+# no backtracking): fewer failed match attempts. Only used on right-stripped lines, where
+# every whitespace run is followed by a token.
+_SCAN = re.compile(r"\s*+(" + _TOKEN.pattern + ")")
 
 
 def _strip_line_comment(line: str) -> str:
@@ -100,13 +106,13 @@ def tokenize(text: str, path: str) -> Tokens:
     lines = text.split("\n")
     out_text: list[str] = []
     out_line: list[int] = []
-    findall = _TOKEN.findall
+    findall = _SCAN.findall
     extend_t = out_text.extend
     extend_l = out_line.extend
     for n, line in enumerate(lines):
         if "//" in line:
             line = _strip_line_comment(line)
-        toks = findall(line)
+        toks = findall(line.rstrip())
         if toks:
             extend_t(toks)
             extend_l([n] * len(toks))

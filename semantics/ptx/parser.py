@@ -3,11 +3,16 @@
 Recursive descent over the token stream of `semantics.ptx.lexer`. Every error is a
 `PtxSyntaxError` located at the offending token (file:line:col, the line, a caret). The parser
 resolves names as it goes: registers against the `.reg` declarations of enclosing scopes,
-everything else as symbols checked at the end of each function.
+everything else as symbols, checked against the function's labels and variables at its end and
+against the module's functions and variables once the module is read.
+
+Speed (bench/parse.py): resolved operands are cached per token, forms per opcode word, and
+the common operand shapes are read inline in `instruction()`; `operand()` is the general path.
 """
 
 from __future__ import annotations
 
+import gc
 import re
 import struct
 from pathlib import Path
@@ -43,24 +48,54 @@ _DEC_FLOAT = re.compile(r"[0-9]+(?:\.[0-9]*(?:[eE][+-]?[0-9]+)?|[eE][+-]?[0-9]+)
 _HEX_FLOAT = re.compile(r"0[fF][0-9A-Fa-f]{8}$|0[dD][0-9A-Fa-f]{16}$")
 _LINKAGES = frozenset((".visible", ".extern", ".weak", ".common"))
 _VAR_SPACES = frozenset((".global", ".shared", ".const", ".local", ".param", ".tex"))
+_ADDR_BASES = (Reg, Sym, SpecialReg)
+_MAX_OPERAND_DEPTH = 4
+# word (opcode with modifiers) -> its Form: forms are immutable and depend on the word alone.
+_FORM_CACHE: dict[str, Form] = {}
+_FORM_CACHE_MAX = 1 << 16
 _PERF = frozenset((".maxntid", ".reqntid", ".minnctapersm", ".maxnctapersm", ".maxnreg",
                    ".noreturn", ".pragma", ".explicitcluster", ".reqnctapercluster",
                    ".maxclusterrank", ".blocksareclusters"))
 
 
+class _Scope:
+    """The registers one `{ }` scope declares. `regs` maps every name to its Reg, ranges
+    `%r<N>` included, except ranges over _MATERIALIZE names, which are matched by pattern."""
+
+    __slots__ = ("sid", "names", "ranges", "regs", "big")
+
+    def __init__(self, sid: int) -> None:
+        self.sid = sid
+        self.names: set[str] = set()            # plain names, for duplicate checks
+        self.ranges: set[str] = set()           # range prefixes, for duplicate checks
+        self.regs: dict[str, Reg] = {}
+        self.big: dict[str, int] = {}           # prefix -> count, for huge ranges
+
+
+_MATERIALIZE = 1 << 14
+
+
 class _Parser:
     def __init__(self, toks: Tokens) -> None:
         self.t = toks
-        self.text = toks.text
-        self.lines = toks.line
         self.n = len(toks.text)
+        # Sentinels past the end: the hot paths index a few tokens ahead without bounds checks;
+        # every end-of-file test still uses self.n.
+        self.text = toks.text + [""] * 6
+        self.lines = toks.line
         self.i = 0
+        # token -> operand: every register name in scope (inner scopes shadowing outer ones),
+        # plus the symbols, special registers and numbers seen since a scope last closed.
+        # Almost every operand is found here.
+        self.ops: dict[str, Operand] = {}
         # per-function state
-        self.scopes: list[tuple[int, dict[str, PtxType], dict[str, tuple[int, PtxType]]]] = []
+        self.scopes: list[_Scope] = []
         self.next_scope = 0
         self.debug: DebugLoc | None = None
         self.syms_used: list[tuple[str, int]] = []
-        self.module_syms: frozenset[str] = frozenset()
+        # (name, token index) of symbols no function declares: checked against the module's
+        # functions and variables once the whole module is read (forward references are legal).
+        self.pending_syms: list[tuple[str, int]] = []
 
     # -- token helpers -------------------------------------------------------------------
     def loc(self, i: int | None = None) -> SourceLoc:
@@ -184,6 +219,11 @@ class _Parser:
             self.error("empty PTX module: expected .version")
         if target is None:
             self.error("missing .target directive", 0)
+        if self.pending_syms:
+            declared = {i.name for i in items if isinstance(i, (Function, Variable))}
+            for name, at in self.pending_syms:
+                if name not in declared:
+                    self.error(f"undefined symbol '{name}'", at)
         return Module(version, target, address_size, tuple(items), path=self.t.path)
 
     def file_directive(self) -> FileDirective:
@@ -358,61 +398,69 @@ class _Parser:
     def body(self, params: tuple[Param, ...], returns: tuple[Param, ...]) -> tuple[Stmt, ...]:
         opened = self.i
         self.expect("{", "to open the function body")
-        self.scopes = [(0, {}, {})]
+        self.scopes = [_Scope(0)]
         self.next_scope = 1
         self.syms_used = []
+        self.ops = {}
         self.debug = None
         stmts: list[Stmt] = []
         labels: set[str] = set()
         local_syms: set[str] = {p.name for p in params} | {p.name for p in returns}
         append = stmts.append
+        text = self.text
+        n = self.n
+        instruction = self.instruction
         while True:
-            if self.i >= self.n:
+            i = self.i
+            if i >= n:
                 self.error("unterminated function body: expected '}' to close the '{' "
                            f"at line {self.t.line_no(opened)}")
-            tok = self.text[self.i]
-            if tok == "}":
+            tok = text[i]
+            if tok[0] == ".":
+                if tok == ".reg":
+                    stmts.extend(self.reg_decl())
+                elif tok in _VAR_SPACES:
+                    var = self.variable(None)
+                    self.expect(";", "after the variable declaration")
+                    local_syms.add(var.name)
+                    append(var)
+                elif tok == ".loc":
+                    self.loc_directive()
+                elif tok == ".pragma":
+                    append(self.pragma())
+                else:
+                    append(instruction())         # not an instruction: a located error
+            elif tok == "}":
                 if len(self.scopes) == 1:
-                    self.i += 1
+                    self.i = i + 1
                     break
-                sid = self.scopes.pop()[0]
+                sid = self.scopes.pop().sid
+                self.rebuild_ops()
                 append(ScopeEnd(sid, self.loc()))
-                self.i += 1
+                self.i = i + 1
             elif tok == "{":
                 sid = self.next_scope
                 self.next_scope += 1
                 append(ScopeBegin(sid, self.loc()))
-                self.scopes.append((sid, {}, {}))
-                self.i += 1
-            elif tok == ".reg":
-                stmts.extend(self.reg_decl())
-            elif tok in _VAR_SPACES:
-                var = self.variable(None)
-                self.expect(";", "after the variable declaration")
-                local_syms.add(var.name)
-                append(var)
-            elif tok == ".loc":
-                self.loc_directive()
-            elif tok == ".pragma":
-                append(self.pragma())
-            elif self.peek(1) == ":" and _IDENT.match(tok):
-                if self.peek(2) == ".callprototype":
-                    at = self.i
-                    self.i += 2
-                    append(self.prototype(tok, at))
+                self.scopes.append(_Scope(sid))
+                self.i = i + 1
+            elif text[i + 1] == ":" and _IDENT.match(tok):
+                if text[i + 2] == ".callprototype":
+                    self.i = i + 2
+                    append(self.prototype(tok, i))
                     local_syms.add(tok)
                     continue
                 if tok in labels:
                     self.error(f"label '{tok}' defined twice")
                 labels.add(tok)
                 append(Label(tok, self.loc()))
-                self.i += 2
+                self.i = i + 2
             else:
-                append(self.instruction())
+                append(instruction())
         known = labels | local_syms
         for name, at in self.syms_used:
-            if name not in known and name not in self.module_syms:
-                self.error(f"undefined symbol '{name}'", at)
+            if name not in known:
+                self.pending_syms.append((name, at))
         return tuple(stmts)
 
     def prototype(self, name: str, at: int) -> Pragma:
@@ -424,14 +472,16 @@ class _Parser:
         return Pragma(text, self.loc(at))
 
     def reg_decl(self) -> list[RegDecl]:
-        self.i += 1
         loc = self.loc()
+        self.i += 1
         vec = 1
         if self.peek() in (".v2", ".v4", ".v8"):
             vec = int(self.next()[2:])
         t = self.type_token()
         out: list[RegDecl] = []
-        sid, names, ranges = self.scopes[-1]
+        scope = self.scopes[-1]
+        sid = scope.sid
+        new: dict[str, Reg] = {}
         while True:
             at = self.i
             name = self.ident("a register name")
@@ -441,46 +491,97 @@ class _Parser:
                 if count < 0 or count > 1 << 24:
                     self.error("register count out of range", self.i - 1)
                 self.expect(">")
-                if name in ranges:
+                if name in scope.ranges:
                     self.error(f"register range '{name}<>' declared twice in this scope", at)
-                ranges[name] = (count, t)
+                scope.ranges.add(name)
+                if count <= _MATERIALIZE:
+                    for k in range(count):
+                        r = f"{name}{k}"
+                        new[r] = Reg(r, sid)
+                else:
+                    scope.big[name] = count
+                    # Matched by pattern in resolve(): forget cached names it may shadow.
+                    for k in [k for k in self.ops if k.startswith(name)]:
+                        del self.ops[k]
             else:
-                if name in names:
+                if name in scope.names:
                     self.error(f"register '{name}' declared twice in this scope", at)
-                names[name] = t
+                scope.names.add(name)
+                new[name] = Reg(name, sid)
             out.append(RegDecl(t, name, count, vec, sid, loc))
             if not self.accept(","):
                 break
         self.expect(";", "after the register declaration")
+        scope.regs.update(new)
+        self.ops.update(new)          # the new names shadow outer registers and symbols
         return out
 
     # -- instructions --------------------------------------------------------------------
     def instruction(self) -> Instruction:
-        start = self.i
+        text = self.text
+        start = i = self.i
         guard = None
-        if self.text[self.i] == "@":
-            self.i += 1
+        if text[i] == "@":
+            self.i = i + 1
             neg = self.accept("!")
             at = self.i
-            reg = self.operand_word(self.next(), at)
+            tok = self.next()
+            reg = self.ops.get(tok) or self.operand_word(tok, at)
             if not isinstance(reg, Reg):
                 self.error("a guard must be a predicate register", at)
             guard = Guard(reg, neg)
-        at = self.i
-        word = self.next()
-        form = self.form(word, at)
+            i = self.i
+        at = i
+        if i >= self.n:
+            self.error("unexpected end of file", i)
+        word = text[i]
+        form = _FORM_CACHE.get(word) or self.form(word, at)
+        i += 1
+        tok = text[i]
         operands: list[Operand] = []
-        if self.peek() == "}" or self.i >= self.n:
+        if tok == "}" or i >= self.n:
+            self.i = i
             self.missing_semicolon(at)
-        if self.peek() != ";":
+        if tok != ";":
+            cache = self.ops
+            append = operands.append
             while True:
-                operands.append(self.operand())
-                if not self.accept(","):
+                op = cache.get(tok)
+                if op is not None and text[i + 1] != "|":
+                    i += 1
+                elif tok == "[" and type(base := cache.get(text[i + 1])) in _ADDR_BASES and (
+                        text[i + 2] == "]" or text[i + 2] == "+" and text[i + 4] == "]"
+                        and (off := _parse_int(text[i + 3])) is not None):
+                    # [base] and [base+N], the common addresses
+                    if text[i + 2] == "]":
+                        op = Addr(base, 0)
+                        i += 3
+                    else:
+                        op = Addr(base, off)
+                        i += 5
+                else:
+                    self.i = i
+                    op = self.operand(0)
+                    i = self.i
+                append(op)
+                tok = text[i]
+                if tok != ",":
                     break
-        if self.peek() != ";":
-            self.missing_semicolon(at if not operands else self.i - 1)
-        self.i += 1
-        return Instruction(form, tuple(operands), guard, self.debug, self.loc(start))
+                i += 1
+                tok = text[i]
+        if tok != ";":
+            self.i = i
+            self.missing_semicolon(at if not operands else i - 1)
+        self.i = i + 1
+        lines = self.lines
+        ln = lines[start]
+        if start and lines[start - 1] == ln:
+            col = self.t.col(start)
+        else:                                     # the statement starts its line
+            src = self.t.lines[ln]
+            col = len(src) - len(src.lstrip()) + 1
+        return Instruction(form, tuple(operands), guard, self.debug,
+                           SourceLoc(self.t.path, ln + 1, col))
 
     def form(self, word: str, at: int) -> Form:
         if not word or not (word[0].isalpha()):
@@ -524,43 +625,60 @@ class _Parser:
             want = (str(spec.min_types) if spec.min_types == spec.max_types
                     else f"{spec.min_types} to {spec.max_types}")
             self.error(f"'{word}' has {len(types)} type modifier(s); '{opcode}' takes {want}", at)
-        return Form(opcode, mods, tuple(types), rounding, cmp, boolop, space, vec,
+        form = Form(opcode, mods, tuple(types), rounding, cmp, boolop, space, vec,
                     frozenset(flags))
+        if len(_FORM_CACHE) < _FORM_CACHE_MAX:
+            _FORM_CACHE[word] = form
+        return form
 
-    def operand(self) -> Operand:
+    def operand(self, depth: int) -> Operand:
+        """One operand (the slow path: instruction() handles cached names itself). `depth`
+        counts the enclosing braces/brackets/parentheses: PTX nests at most two deep."""
         at = self.i
         tok = self.next()
         c = tok[0]
         if c == "%" or c == "$" or c == "_" or c.isalpha():
-            op = self.operand_word(tok, at)
+            op = self.ops.get(tok) or self.operand_word(tok, at)
             if self.peek() == "|":
                 self.i += 1
                 at2 = self.i
-                op = Pair(op, self.operand_word(self.next(), at2))
+                tok2 = self.next()
+                op = Pair(op, self.ops.get(tok2) or self.operand_word(tok2, at2))
             return op
         if c.isdigit():
-            return self.number(tok, at, False)
+            op = self.number(tok, at, False)
+            self.ops[tok] = op
+            return op
         if tok == "-":
             at2 = self.i
-            return self.number(self.next(), at2, True)
+            tok = self.next()
+            if not tok[0].isdigit():
+                self.error(f"expected a number after '-', found '{tok}'", at2)
+            return self.number(tok, at2, True)
         if tok == "!":
-            return Neg(self.operand())
+            at2 = self.i
+            tok = self.next()
+            if not (tok[0] in "%$_" or tok[0].isalpha()):
+                self.error(f"expected a predicate after '!', found '{tok}'", at2)
+            return Neg(self.ops.get(tok) or self.operand_word(tok, at2))
+        if tok in "{[(" and depth >= _MAX_OPERAND_DEPTH:
+            self.error("operand nested too deeply", at)
         if tok == "{":
             elems: list[Operand] = []
             if not self.accept("}"):
                 while True:
-                    elems.append(self.operand())
+                    elems.append(self.operand(depth + 1))
                     if self.accept("}"):
                         break
                     self.expect(",", "between vector elements")
             return Vec(tuple(elems))
         if tok == "[":
-            return self.address()
+            return self.address(depth + 1)
         if tok == "(":
             items: list[Operand] = []
             if not self.accept(")"):
                 while True:
-                    items.append(self.operand())
+                    items.append(self.operand(depth + 1))
                     if self.accept(")"):
                         break
                     self.expect(",", "between list items")
@@ -583,7 +701,7 @@ class _Parser:
         bits = struct.unpack("<Q", struct.pack("<d", -value if neg else value))[0]
         return FloatImm(bits, 64)
 
-    def address(self) -> Operand:
+    def address(self, depth: int) -> Operand:
         at = self.i
         items: list[Operand] = []
         base: Reg | Sym | SpecialReg | None = None
@@ -597,7 +715,7 @@ class _Parser:
             if self.peek() == ",":
                 items.append(base)
                 while self.accept(","):
-                    items.append(self.operand())
+                    items.append(self.operand(depth))
                 self.expect("]")
                 return BracketList(tuple(items))
             if self.accept("+"):
@@ -610,6 +728,8 @@ class _Parser:
         return Addr(base, offset)
 
     def operand_word(self, tok: str, at: int) -> Operand:
+        """A name operand: `_`, a special register, a declared register, WARP_SZ or a symbol.
+        Remembered in the operand cache until the register scopes change."""
         if tok == "_":
             return Sink()
         if tok[0] == "%":
@@ -617,41 +737,63 @@ class _Parser:
             if base in _SPECIAL_BASES or _SPECIAL_INDEXED.match(base):
                 if dot and comp not in _VECTOR_COMPONENTS:
                     self.error(f"unknown component '.{comp}' of {base}", at)
-                return SpecialReg(tok)
-            reg = self.resolve(base)
-            if reg is None:
-                self.error(f"undeclared register '{tok}'", at)
-            if dot:
-                self.error(f"vector register components ('{tok}') are not supported", at)
-            return reg
-        if "." in tok or not _IDENT.match(tok):
-            self.error(f"expected an operand, found '{tok}'", at)
-        reg = self.resolve(tok)
-        if reg is not None:
-            return reg
-        if tok == "WARP_SZ":
-            # The one predefined constant of PTX (nvcc emits it for `warpSize`); 32 on every
-            # target, and usable wherever an integer immediate is.
-            return IntImm(32)
-        self.syms_used.append((tok, at))
-        return Sym(tok)
+                op: Operand = SpecialReg(tok)
+            else:
+                reg = self.resolve(base)
+                if reg is None:
+                    self.error(f"undeclared register '{tok}'", at)
+                if dot:
+                    self.error(f"vector register components ('{tok}') are not supported", at)
+                op = reg
+        else:
+            if "." in tok or not _IDENT.match(tok):
+                self.error(f"expected an operand, found '{tok}'", at)
+            reg = self.resolve(tok)
+            if reg is not None:
+                op = reg
+            elif tok == "WARP_SZ":
+                # The one predefined constant of PTX (nvcc emits it for `warpSize`); 32 on
+                # every target, and usable wherever an integer immediate is. Not cached: the
+                # cache's numbers may serve as address offsets, WARP_SZ may not.
+                return IntImm(32)
+            else:
+                self.syms_used.append((tok, at))
+                op = Sym(tok)
+        self.ops[tok] = op
+        return op
+
+    def rebuild_ops(self) -> None:
+        """The operand cache after a scope closed: the registers of the open scopes, inner
+        ones shadowing outer ones (a huge range, matched by pattern, shadows by prefix)."""
+        self.ops = ops = {}
+        for scope in self.scopes:
+            for prefix in scope.big:
+                for k in [k for k in ops if k.startswith(prefix)]:
+                    del ops[k]
+            ops.update(scope.regs)
 
     def resolve(self, name: str) -> Reg | None:
-        for sid, names, ranges in reversed(self.scopes):
-            if name in names:
-                return Reg(name, sid)
-            if ranges:
+        for scope in reversed(self.scopes):
+            reg = scope.regs.get(name)
+            if reg is not None:
+                return reg
+            if scope.big:
                 m = _REG_RANGE_NAME.match(name)
                 if m:
-                    r = ranges.get(m.group(1))
+                    count = scope.big.get(m.group(1))
                     digits = m.group(2)
-                    if r is not None and int(digits) < r[0] and (digits == "0" or digits[0] != "0"):
-                        return Reg(name, sid)
+                    if count is not None and int(digits) < count and (
+                            digits == "0" or digits[0] != "0"):
+                        return Reg(name, scope.sid)
         return None
 
 
 def _parse_int(tok: str) -> int | None:
-    if not tok or not tok[0].isdigit() or "_" in tok:     # int() would accept 1_000
+    """An integer literal (decimal, 0x hex, 0b binary, 0 octal; optional U suffix), or None."""
+    if tok.isdigit() and tok.isascii() and (tok[0] != "0" or len(tok) == 1):
+        return int(tok)                                   # the common case
+    # int() would also accept 1_000 and non-ASCII digits
+    if not tok or not tok.isascii() or not tok[0].isdigit() or "_" in tok:
         return None
     t = tok[:-1] if tok.endswith("U") else tok
     try:
@@ -666,30 +808,20 @@ def _parse_int(tok: str) -> int | None:
         return None
 
 
-def _module_symbols(toks: Tokens) -> frozenset[str]:
-    """Names declared at module level (variables and functions), for forward references."""
-    out: set[str] = set()
-    text = toks.text
-    depth = 0
-    for i, tok in enumerate(text):
-        if tok == "{":
-            depth += 1
-        elif tok == "}":
-            depth -= 1
-        elif depth == 0 and i + 1 < len(text) and _IDENT.match(text[i + 1]) and (
-                tok in (".entry", ".func") or tok.startswith(".") and tok[1:] in TYPES):
-            out.add(text[i + 1])
-        elif depth == 0 and tok == ")" and i + 1 < len(text) and _IDENT.match(text[i + 1]):
-            out.add(text[i + 1])      # `.func (.param .b32 r) name(`
-    return frozenset(out)
-
-
 def parse_ptx(text: str, path: str = "<ptx>") -> Module:
     """Parse PTX text. Raises `PtxSyntaxError` (located) on anything that is not PTX."""
-    toks = tokenize(text, path)
-    p = _Parser(toks)
-    p.module_syms = _module_symbols(toks)
-    return p.module()
+    # The parser allocates about ten objects per line and makes no reference cycles, so the
+    # cyclic collector, triggered by allocation counts, would only rescan the growing token
+    # list and IR: a third of the parse time on large files. Pause it (refcounting still
+    # frees everything at once) and restore it as it was.
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        return _Parser(tokenize(text, path)).module()
+    finally:
+        if paused:
+            gc.enable()
 
 
 def parse_ptx_file(path: str | Path) -> Module:
