@@ -163,3 +163,78 @@ def _resolve_fence(form):
     if form.opcode == "membar":
         return _noop
     return _noop if form.flags <= {"sc", "acq_rel", "cta", "gpu", "sys", "cluster"} else None
+
+
+def _members(x, mask_operand: int):
+    """Per source lane k of each lane's warp: (gather index, predicate 'k takes part')."""
+    d = x.d
+    member_mask = _concrete_ints(x, x.read(mask_operand, B32), "the member mask")
+    active = _mask_array(x, x.mask)
+    n = active.size
+    out = []
+    for k in range(32):
+        idx = np.minimum(x.warp_base + k, n - 1)
+        ok = (x.warp_base + k < n) & (x.cta_of_lane[idx] == x.cta_of_lane) & active[idx] \
+            & (((member_mask >> k) & 1) == 1)
+        out.append((idx, _pred_from(d, ok)))
+    return out
+
+
+def _redux(x) -> None:
+    d = x.d
+    t = x.form.type
+    op = next(f for f in ("add", "min", "max", "and", "or", "xor") if x.form.has(f))
+    a = x.read(1, t)
+    identity = {"add": 0, "and": -1, "or": 0, "xor": 0,
+                "min": (1 << 31) - 1 if t.is_signed else -1,
+                "max": -(1 << 31) if t.is_signed else 0}[op]
+    acc = d.const(identity, 32)
+    for idx, member in _members(x, 2):
+        v = d.ite(member, d.gather(a, idx, 32), d.const(identity, 32), 32)
+        if op in ("min", "max"):
+            lt = d.slt(v, acc, 32) if t.is_signed else d.ult(v, acc, 32)
+            acc = d.ite(lt, v, acc, 32) if op == "min" else d.ite(lt, acc, v, 32)
+        else:
+            acc = {"add": d.add, "and": d.band, "or": d.bor, "xor": d.bxor}[op](acc, v, 32)
+    x.write(0, acc, t)
+
+
+def _match(x) -> None:
+    d = x.d
+    t = x.form.type
+    w = t.bits
+    a = x.read(1, t)
+    same = d.const(0, 32)
+    for k, (idx, member) in enumerate(_members(x, 2)):
+        hit = d.pand(member, d.eq(d.gather(a, idx, w), a, w))
+        same = d.bor(same, d.ite(hit, d.const(1 << k, 32), d.const(0, 32), 32), 32)
+    dst = x.operand(0)
+    if x.form.has("any"):
+        x.write(dst, same, B32)
+        return
+    members = d.const(0, 32)
+    for k, (idx, member) in enumerate(_members(x, 2)):
+        members = d.bor(members, d.ite(member, d.const(1 << k, 32), d.const(0, 32), 32), 32)
+    all_same = d.eq(same, members, 32)
+    x.write(dst.first if isinstance(dst, Pair) else dst,
+            d.ite(all_same, members, d.const(0, 32), 32), B32)
+    if isinstance(dst, Pair):
+        x.write_pred(dst.second, all_same)
+
+
+@register("redux")
+def _resolve_redux(form):
+    ops = {"add", "min", "max", "and", "or", "xor"}
+    if not form.has("sync") or not form.flags <= ops | {"sync"} or len(form.flags & ops) != 1:
+        return None
+    t = form.type
+    bitwise = bool(form.flags & {"and", "or", "xor"})
+    ok = (t.name == "b32") if bitwise else t.name in ("u32", "s32")
+    return _redux if ok else None
+
+
+@register("match")
+def _resolve_match(form):
+    ok = form.has("sync") and form.flags <= {"sync", "any", "all"} and \
+        len(form.flags & {"any", "all"}) == 1 and form.type.name in ("b32", "b64")
+    return _match if ok else None

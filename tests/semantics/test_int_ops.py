@@ -3,6 +3,7 @@ Every case also runs symbolically (harness.agree), so both domains are held to t
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from harness import agree, execute
@@ -331,3 +332,42 @@ def test_shfl_idx():
 def test_shfl_symbolic_agrees():
     r = agree("shfl.sync.bfly.b32 %d|%p, %a, 8, 31, -1", SHFL_REGS, {"%a": WARP})
     assert [v - 100 for v in r.outputs["%d"]] == [i ^ 8 for i in range(32)]
+
+
+def _warp_kernel(body: str, regs: str) -> str:
+    return f""".version 8.5
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 out)
+{{
+{regs}
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %laneid;
+{body}
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r3;
+    ret;
+}}
+"""
+
+
+@pytest.mark.parametrize("body,expect", [
+    ("    redux.sync.add.u32 %r3, %r1, -1;", lambda lane: sum(range(32))),
+    ("    redux.sync.max.s32 %r3, %r1, -1;", lambda lane: 31),
+    ("    redux.sync.min.u32 %r3, %r1, 0x0000FFF0;", lambda lane: 4),
+    ("    redux.sync.xor.b32 %r3, %r1, -1;", lambda lane: 0),
+    ("    and.b32 %r2, %r1, 3;\n    match.any.sync.b32 %r3, %r2, -1;",
+     lambda lane: sum(1 << k for k in range(32) if k % 4 == lane % 4)),
+    ("    and.b32 %r2, %r1, 0;\n    match.all.sync.b32 %r3|%p1, %r2, -1;",
+     lambda lane: 0xFFFFFFFF),
+    ("    match.all.sync.b32 %r3|%p1, %r1, -1;", lambda lane: 0),
+])
+def test_redux_and_match_across_a_warp(body, expect):
+    from semantics.machine import run_kernel
+    from semantics.ptx import parse_ptx
+    regs = "    .reg .b32 %r<4>;\n    .reg .b64 %rd<4>;\n    .reg .pred %p<2>;"
+    out = np.zeros(32, np.uint32)
+    res = run_kernel(parse_ptx(_warp_kernel(body, regs)), "k", 1, 32, [out])
+    got = res.buffers["out"]
+    assert [int(v) for v in got] == [expect(lane) & 0xFFFFFFFF for lane in range(32)]
