@@ -312,10 +312,12 @@ class ConcreteDomain:
     def fround(self, fmt, rm, a):
         x = fp.to_f64(fmt, a)
         f = {"rn": np.rint, "rz": np.trunc, "rm": np.floor, "rp": np.ceil}.get(rm)
-        if f is None:  # rna: ties away from zero
-            r = np.where(np.abs(x - np.trunc(x)) == 0.5, x + np.copysign(0.5, x), np.rint(x))
-        else:
-            r = f(x)
+        with np.errstate(invalid="ignore"):      # NaN lanes stay NaN
+            if f is None:  # rna: ties away from zero
+                r = np.where(np.abs(x - np.trunc(x)) == 0.5, x + np.copysign(0.5, x),
+                             np.rint(x))
+            else:
+                r = f(x)
         r = np.copysign(r, x)  # IEEE roundToIntegral keeps the sign of zero results
         return fp.from_f64(fmt, r)
 

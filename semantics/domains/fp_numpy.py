@@ -29,7 +29,13 @@ U64 = np.uint64
 # bits <-> float64 values
 
 def to_f64(fmt: str, bits: np.ndarray) -> np.ndarray:
-    """Bit patterns (uint64 holding `fmt` bits) -> float64 values (exact)."""
+    """Bit patterns (uint64 holding `fmt` bits) -> float64 values (exact for non-NaNs; a NaN
+    stays a NaN, its payload is not kept: the ops canonicalize NaN results anyway)."""
+    with np.errstate(invalid="ignore"):
+        return _to_f64(fmt, bits)
+
+
+def _to_f64(fmt: str, bits: np.ndarray) -> np.ndarray:
     if fmt == "f32":
         return bits.astype(np.uint32).view(np.float32).astype(F64)
     if fmt == "f64":

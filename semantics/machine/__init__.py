@@ -3,7 +3,7 @@
 from semantics.machine.executor import Effect, ExecutionError, Executor, Geometry
 from semantics.machine.kernel import PreparedKernel, prepare
 from semantics.machine.memory import MemoryFault
-from semantics.machine.run import LaunchResult, run_kernel
+from semantics.machine.run import Coverage, LaunchResult, run_kernel
 
 __all__ = ["Effect", "ExecutionError", "Executor", "Geometry", "PreparedKernel", "prepare",
-           "MemoryFault", "LaunchResult", "run_kernel"]
+           "MemoryFault", "Coverage", "LaunchResult", "run_kernel"]

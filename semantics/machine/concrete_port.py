@@ -6,12 +6,22 @@ from __future__ import annotations
 import numpy as np
 
 from semantics.machine.memory import ConcreteMemory, MemoryFault
+from semantics.machine.races import RaceDetector
 
 
 class ConcretePort:
-    def __init__(self, mem: ConcreteMemory, *, track_uninitialized: bool = True) -> None:
+    def __init__(self, mem: ConcreteMemory, *, track_uninitialized: bool = True,
+                 races: RaceDetector | None = None) -> None:
         self.mem = mem
         self.track_uninitialized = track_uninitialized
+        self.races = races
+
+    def _track(self, x, arr, flat, nbytes, active, kind, addr) -> None:
+        if self.races is None:
+            return
+        region = "global" if arr is self.mem.g else \
+            "shared" if arr.base is self.mem.shared or arr is self.mem.shared else "other"
+        self.races.access(x, region, arr.size, flat, nbytes, active, kind, addr)
 
     def _locate(self, x, space, addr, nbytes, mask, align=None):
         arr, flat, init, bad, reason = self.mem.locate(space, addr, nbytes, mask)
@@ -35,6 +45,7 @@ class ConcretePort:
         if active.size:
             f = flat[active]
             out[active] = self.mem.gather(arr, f, nbytes)
+            self._track(x, arr, f, nbytes, active, "r", addr)
             if init is not None and init is not self.mem.g_init and self.track_uninitialized:
                 ok = init[f[:, None] + np.arange(nbytes)].all(axis=1)
                 if not ok.all():
@@ -48,6 +59,7 @@ class ConcretePort:
         active = np.nonzero(mask)[0]
         if active.size:
             f = flat[active]
+            self._track(x, arr, f, nbytes, active, "w", addr)
             self.mem.scatter(arr, f, nbytes, value[active])
             if init is not None:
                 init[f[:, None] + np.arange(nbytes)] = True
@@ -62,6 +74,7 @@ class ConcretePort:
         if not active.size:
             return out
         f = flat[active]
+        self._track(x, arr, f, nbytes, active, "a", addr)
         uniq, inverse = np.unique(f, return_inverse=True)
         if uniq.size == f.size:
             old = self.mem.gather(arr, f, nbytes)

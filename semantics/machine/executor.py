@@ -115,6 +115,14 @@ class Executor:
         self.warp_base = self.cta_of_lane * t + (self.lane_in_cta // 32) * 32
         self.exited = domain.pconst(False)
         self.barrier_epoch = 0
+        # Per CTA of the batch: how many barriers it has passed (its barrier interval).
+        self.cta_epoch = np.zeros(len(geom.ctas), dtype=np.int64)
+        gx, gy, _ = geom.grid
+        linear_cta = ctas[:, 0] + ctas[:, 1] * gx + ctas[:, 2] * gx * gy
+        self.global_tid = linear_cta[self.cta_of_lane] * t + self.lane_in_cta
+        self.instr_index = 0
+        self.blocks_seen: set[int] = set()
+        self.branches_seen: set[tuple[int, bool]] = set()
         # Thread-instructions executed (concrete domain only): each basic-block run adds its
         # length times the lanes that entered it (guarded-off lanes count, as on hardware).
         self.thread_instrs = 0
@@ -280,8 +288,13 @@ class Executor:
         return self.d.extract(self.d.splat(value, width), offset * 8 + w - 1, offset * 8, width)
 
     def thread_name(self, lane: int) -> str:
-        cta = self.geom.ctas[int(self.cta_of_lane[lane])]
-        t = int(self.lane_in_cta[lane])
+        return self.thread_name_of(int(self.global_tid[lane]))
+
+    def thread_name_of(self, global_tid: int) -> str:
+        threads = self.geom.threads_per_cta
+        c, t = divmod(global_tid, threads)
+        gx, gy, _ = self.geom.grid
+        cta = (c % gx, (c // gx) % gy, c // (gx * gy))
         bx, by, _ = self.geom.block
         tid = (t % bx, (t // bx) % by, t // (bx * by))
         return f"block ({cta[0]},{cta[1]},{cta[2]}) thread ({tid[0]},{tid[1]},{tid[2]})"
@@ -312,6 +325,8 @@ class Executor:
                     f"'{self.ins.form.name}' while other threads of its block do",
                     self.ins.loc)
         self.barrier_epoch += 1
+        here = np.asarray(_concrete_bools(self.mask), dtype=bool)
+        self.cta_epoch[np.unique(self.cta_of_lane[here])] += 1
 
     # -- the SIMT loop ---------------------------------------------------------------------
     def run(self) -> None:
@@ -336,11 +351,13 @@ class Executor:
                 stack.pop()
                 continue
             block = cfg.blocks[pc]
+            self.blocks_seen.add(pc)
             if counting:
                 self.thread_instrs += (block.end - block.start) * int(np.count_nonzero(mask))
             for idx in range(block.start, block.end):
                 ins = instrs[idx]
                 self.ins = ins
+                self.instr_index = idx
                 m = mask
                 if ins.guard is not None:
                     g = self.read_pred(ins.guard.reg)
@@ -376,6 +393,10 @@ class Executor:
                 continue
             not_taken = d.pand(mask, d.pnot(taken))
             any_t, any_n = d.may_any(taken), d.may_any(not_taken)
+            if any_t:
+                self.branches_seen.add((pc, True))
+            if any_n:
+                self.branches_seen.add((pc, False))
             if any_t and not any_n:
                 top[0], top[2] = block.branch_target, mask
             elif any_n and not any_t:

@@ -14,6 +14,7 @@ thread, the instruction and the address, the way compute-sanitizer reports it.
 
 from __future__ import annotations
 
+import linecache
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,8 +39,9 @@ class MemoryFault(KeqError):
 
     def render(self) -> str:
         out = f"{self.loc}: error: {self} (kernel {self.kernel}, {self.thread})"
-        if self.line_text:
-            out += f"\n{self.line_text.rstrip()}"
+        text = self.line_text or linecache.getline(self.loc.file, self.loc.line)
+        if text:
+            out += f"\n{text.rstrip().expandtabs(1)}\n{' ' * max(self.loc.col - 1, 0)}^"
         return out
 
 

@@ -16,14 +16,30 @@ from semantics.machine.concrete_port import ConcretePort
 from semantics.machine.executor import Effect, Executor, Geometry
 from semantics.machine.kernel import PreparedKernel, prepare
 from semantics.machine.memory import ConcreteMemory, GlobalLayout
+from semantics.machine.races import RaceDetector
 
 Dim3 = tuple[int, int, int]
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Which basic blocks and branch directions (block, taken) of the kernel ran."""
+
+    blocks_total: int
+    blocks_seen: frozenset[int]
+    branches_total: int
+    branches_seen: frozenset[tuple[int, bool]]
+
+    def merge(self, other: "Coverage") -> "Coverage":
+        return Coverage(self.blocks_total, self.blocks_seen | other.blocks_seen,
+                        self.branches_total, self.branches_seen | other.branches_seen)
 
 
 @dataclass(frozen=True)
 class LaunchResult:
     buffers: dict[str, np.ndarray]      # every pointer argument's final contents, by name
     effects: tuple[Effect, ...]
+    coverage: Coverage | None = None
 
 
 def _dim3(v: int | Sequence[int], what: str) -> Dim3:
@@ -36,7 +52,13 @@ def _dim3(v: int | Sequence[int], what: str) -> Dim3:
 
 def scalar_bits(value, ptype_name: str, bits: int) -> int:
     """A Python/numpy scalar as the bit pattern of a `.param` of the given type."""
-    if ptype_name.startswith("f") and isinstance(value, (float, np.floating, int, np.integer)):
+    if ptype_name.startswith(("f", "bf")) and isinstance(value, (float, np.floating, int,
+                                                                  np.integer)):
+        if bits == 16:
+            raw = np.array([value], dtype=np.float64)
+            from semantics.domains.fp_numpy import from_f64, round_to
+            fmt = "bf16" if ptype_name.startswith("bf") else "f16"
+            return int(from_f64(fmt, round_to(fmt, "rn", raw))[0])
         if bits == 32:
             return struct.unpack("<I", struct.pack("<f", float(value)))[0]
         if bits == 64:
@@ -48,11 +70,14 @@ def scalar_bits(value, ptype_name: str, bits: int) -> int:
 
 def run_kernel(module: Module | PreparedKernel, kernel: str | None, grid, block,
                args: Sequence | Mapping, *, dynamic_shared: int = 0,
-               ctas_per_batch: int | None = None, max_steps: int = 50_000_000) -> LaunchResult:
+               ctas_per_batch: int | None = None, max_steps: int = 50_000_000,
+               detect_races: bool = False, coverage: bool = False) -> LaunchResult:
     """Run `kernel` with `args` in .entry parameter order (or a mapping by PTX param name).
 
     numpy arrays become global buffers (pointer parameters get their addresses); other values
     are scalars. Returns every buffer's final contents under its parameter name.
+    `detect_races` reports data races as "race" effects (see `semantics.machine.races`);
+    `coverage` records the basic blocks and branch directions that ran.
     """
     k = module if isinstance(module, PreparedKernel) else prepare(module, kernel)
     grid3, block3 = _dim3(grid, "grid"), _dim3(block, "block")
@@ -86,7 +111,10 @@ def run_kernel(module: Module | PreparedKernel, kernel: str | None, grid, block,
         a = layout.allocate(f"global:{name}", var.size_bytes or 0)
         param_values[("global-var", name)] = a.base
     mem = ConcreteMemory(layout, buffers)
-    port = ConcretePort(mem)
+    races = RaceDetector(threads) if detect_races else None
+    port = ConcretePort(mem, races=races)
+    blocks_seen: set[int] = set()
+    branches_seen: set[tuple[int, bool]] = set()
     shared_size = (k.shared_offsets.get(k.dynamic_shared_var, k.static_shared)
                    + dynamic_shared) if k.dynamic_shared_var else k.static_shared
     if ctas_per_batch is None:
@@ -100,12 +128,22 @@ def run_kernel(module: Module | PreparedKernel, kernel: str | None, grid, block,
         domain = ConcreteDomain(geom.lanes)
         lanes = np.arange(geom.lanes, dtype=np.int64)
         mem.new_batch(lanes // threads, len(batch), shared_size, k.local_size)
+        if races is not None:
+            races.new_batch()
         ex = Executor(k, domain, port, geom, param_values, max_steps=max_steps,
                       dynamic_shared=dynamic_shared)
         ex.run()
         effects.extend(e for e in ex.effects if e not in effects)
+        blocks_seen |= ex.blocks_seen
+        branches_seen |= ex.branches_seen
     out = {}
     for name, (a, v) in allocs.items():
         raw = mem.buffer(name)
         out[name] = raw.view(v.dtype).reshape(v.shape).copy()
-    return LaunchResult(out, tuple(effects))
+    cov = None
+    if coverage:
+        branches_total = sum(2 for b in k.cfg.blocks if b.fallthrough is not None
+                             and b.branch_target is not None)
+        cov = Coverage(len(k.cfg.blocks), frozenset(blocks_seen), branches_total,
+                       frozenset(branches_seen))
+    return LaunchResult(out, tuple(effects), cov)
