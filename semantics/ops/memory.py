@@ -10,7 +10,7 @@ from __future__ import annotations
 from semantics.ir.operands import Addr, Sym, Vec
 from semantics.ir.types import TYPES, PtxType
 from semantics.ops import register
-from semantics.ops.common import flush, fmt_of
+from semantics.ops.common import canonicalize, flush, fmt_of
 
 _QUALIFIERS = frozenset("""volatile relaxed acquire release weak mmio sc cta cluster gpu sys nc
     ca cg cs lu cv wb wt L1::evict_normal L1::evict_unchanged L1::evict_first L1::evict_last
@@ -91,10 +91,15 @@ def _atom_update(x, op: str, t: PtxType, b, c):
     def update(d, old, lanes):
         bb = x.d.take(b, lanes)
         if op == "add":
+            if fmt is not None and t.lanes == 2:     # f16x2 / bf16x2: each half on its own
+                lo = d.fadd(fmt, "rn", d.extract(old, 15, 0, 32), d.extract(bb, 15, 0, 32))
+                hi = d.fadd(fmt, "rn", d.extract(old, 31, 16, 32), d.extract(bb, 31, 16, 32))
+                return d.concat(canonicalize(d, fmt, hi, 16), canonicalize(d, fmt, lo, 16),
+                                16, 16)
             if fmt is not None:
                 ftz = fmt == "f32" and not x.form.has("noftz")
                 o, v = (flush(d, fmt, old, w), flush(d, fmt, bb, w)) if ftz else (old, bb)
-                r = d.fadd(fmt, "rn", o, v)
+                r = canonicalize(d, fmt, d.fadd(fmt, "rn", o, v), w)
                 return flush(d, fmt, r, w) if ftz else r
             return d.add(old, bb, w)
         if op in ("min", "max"):
@@ -143,10 +148,14 @@ def _resolve_atomic(has_dest: bool):
         if form.vec != 1 or len(form.types) != 1:
             return None
         t = form.type
-        if t.is_float and not (ops[0] == "add" and t.lanes == 1 and t.kind == "f"
-                               and t.bits in (32, 64)):
-            return None
-        if t.bits not in (32, 64):
+        if t.is_float:
+            if ops[0] != "add":
+                return None
+            half = t.lane_bits == 16
+            # PTX: 16-bit float atomics exist only as .noftz; f32/f64 never take it.
+            if half != form.has("noftz") or (not half and t.bits not in (32, 64)):
+                return None
+        elif t.bits not in (32, 64):
             return None
         return _atomic(has_dest)
     return resolve

@@ -371,3 +371,39 @@ def test_redux_and_match_across_a_warp(body, expect):
     res = run_kernel(parse_ptx(_warp_kernel(body, regs)), "k", 1, 32, [out])
     got = res.buffers["out"]
     assert [int(v) for v in got] == [expect(lane) & 0xFFFFFFFF for lane in range(32)]
+
+
+@pytest.mark.parametrize("typ,init,add,want", [
+    ("f16", 0x3C00, 0x3C00, 0x4000),                        # 1 + 1 = 2
+    ("f16x2", 0x3C00_4000, 0x3C00_3C00, 0x4000_4200),       # (1,2) + (1,1) per half
+    ("bf16x2", 0x3F80_BF80, 0x3F80_3F80, 0x4000_0000),      # (1,-1) + (1,1)
+    ("f32", 0x3F800000, 0x7FC00001, 0x7FFFFFFF),            # NaN result is canonical
+])
+def test_float_atomic_add_in_shared_memory(typ, init, add, want):
+    """One thread does atom.shared.add on a value it stored; the old value comes back too."""
+    from semantics.machine import run_kernel
+    from semantics.ptx import parse_ptx
+    bits = 16 if typ == "f16" else 32
+    noftz = ".noftz" if typ != "f32" else ""
+    ptx = f""".version 8.5
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 out)
+{{
+    .reg .b{bits} %h<4>;
+    .reg .b64 %rd<2>;
+    .shared .align 4 .b8 s[4];
+    ld.param.u64 %rd1, [out];
+    mov.b{bits} %h1, {init};
+    st.shared.b{bits} [s], %h1;
+    mov.b{bits} %h2, {add};
+    atom.shared.add{noftz}.{typ} %h3, [s], %h2;
+    ld.shared.b{bits} %h0, [s];
+    st.global.b{bits} [%rd1], %h0;
+    st.global.b{bits} [%rd1+4], %h3;
+    ret;
+}}
+"""
+    out = np.zeros(2, np.uint32)
+    got = run_kernel(parse_ptx(ptx), "k", 1, 1, [out]).buffers["out"]
+    assert int(got[0]) == want and int(got[1]) == init
