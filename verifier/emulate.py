@@ -1,0 +1,37 @@
+"""Run one side of a pair spec on the concrete emulator, by spec param name.
+
+Shared by `keq run` and the fuzzer's emulator backend: values by spec param name in, every
+param's final value by spec param name out (buffers updated from the launch).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from semantics.machine import prepare, run_kernel
+from semantics.machine.kernel import PreparedKernel
+from verifier.spec import Side
+
+
+def prepare_side(side: Side) -> PreparedKernel:
+    """Prepare a side's kernel once (parsing and preparing dominate small launches)."""
+    return prepare(side.module, side.kernel)
+
+
+def run_side(side: Side, values: Mapping[str, Any], scalars: Mapping[str, Any], *,
+             prepared: PreparedKernel | None = None, **run_kw):
+    """Launch `side` with `values` (every param by spec name; buffers are not modified).
+
+    Returns `(final, result)`: every param's final value by spec name, and the
+    `LaunchResult`. `run_kw` goes to `run_kernel` (detect_races=, coverage=, ...)."""
+    grid, block = side.launch(scalars)
+    args = side.kernel_args(values)
+    result = run_kernel(prepared if prepared is not None else side.module,
+                        None if prepared is not None else side.kernel, grid, block, args,
+                        dynamic_shared=side.dynamic_shared, **run_kw)
+    kparams = (prepared.fn if prepared is not None else side.module.functions[side.kernel]).params
+    final: dict[str, Any] = dict(values)
+    for name, kp in zip(side.arg_names, kparams):
+        if kp.name in result.buffers:
+            final[name] = result.buffers[kp.name]
+    return final, result

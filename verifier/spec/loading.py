@@ -1,0 +1,361 @@
+"""Reading a pair spec: `load_spec(path)` / `loads_spec(text)` parse the TOML and check every
+key against the format (see the package docstring), building the `model` dataclasses; anything
+not accepted is a located `SpecError`."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from semantics.errors import KeqError, SourceLoc
+from verifier.spec.errors import SpecError
+from verifier.spec.expressions import _FUNCS, _KEYWORDS, Expr, ExprError, Node, parse_expr
+from verifier.spec.model import (ACCESS, EXPECTS, MODES, TYPES, PairSpec, ParamSpec, Side,
+                                 int_bounds, is_float_type, type_bits)
+from verifier.spec.toml_locations import _Ctx, _where
+
+TOP_KEYS = ("name", "description", "mode", "expect", "assume", "reference", "candidate", "param")
+SIDE_KEYS = ("ptx", "sass", "kernel", "grid", "block", "args", "dynamic_shared")
+BUFFER_KEYS = ("name", "buffer", "length", "access")
+SCALAR_KEYS = ("name", "scalar", "range", "values")
+
+
+def load_spec(path: str | Path) -> PairSpec:
+    """Read and check a pair spec; raise `SpecError` (located) on anything wrong."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as e:
+        raise KeqError(f"{p}: cannot read the spec: {e.strerror or e}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise SpecError(f"not a UTF-8 text file ({e.reason})", SourceLoc(str(p), 1, 1)) from None
+    return loads_spec(text, p)
+
+
+_TOML_AT = re.compile(r"\(at line (\d+), column (\d+)\)")
+
+
+def loads_spec(text: str, path: str | Path = "<spec>") -> PairSpec:
+    p = Path(path)
+    ctx = _Ctx(p, text)
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        msg = str(e)
+        m = _TOML_AT.search(msg)
+        line, col = (int(m.group(1)), int(m.group(2))) if m else (1, 1)
+        msg = _TOML_AT.sub("", msg).strip()
+        raise SpecError(f"invalid TOML: {msg}", SourceLoc(str(p), line, col),
+                        ctx.line_text(line)) from None
+    return _Loader(ctx, doc).spec()
+
+
+class _Loader:
+    def __init__(self, ctx: _Ctx, doc: dict) -> None:
+        self.ctx = ctx
+        self.doc = doc
+        self.base = ctx.path.parent
+
+    def err(self, message: str, path: tuple, prefer: str = "value", offset: int = 0):
+        return self.ctx.error(message, path, prefer, offset)
+
+    def keys(self, table: dict, path: tuple, allowed: tuple, what: str) -> None:
+        for k in table:
+            if k not in allowed:
+                raise self.err(f"unknown key {k!r} in {what} (allowed: {', '.join(allowed)})",
+                               path + (k,), prefer="key")
+
+    def need(self, table: dict, key: str, path: tuple, what: str, typ: type | tuple,
+             tname: str) -> Any:
+        if key not in table:
+            raise self.err(f"missing key {key!r} in {what}", path, prefer="key")
+        return self.typed(table[key], path + (key,), typ, tname, key)
+
+    def typed(self, v, path: tuple, typ, tname: str, key: str) -> Any:
+        if isinstance(v, bool) and bool not in (typ if isinstance(typ, tuple) else (typ,)):
+            ok = False
+        else:
+            ok = isinstance(v, typ)
+        if not ok:
+            raise self.err(f"{_where(path)} must be {tname}, found {_tname(v)}", path)
+        return v
+
+    def choice(self, table: dict, key: str, path: tuple, what: str, allowed: tuple) -> str:
+        v = self.need(table, key, path, what, str, "a string")
+        if v not in allowed:
+            raise self.err(f"{key} {v!r} is not one of: {', '.join(allowed)}", path + (key,))
+        return v
+
+    def expr(self, v, path: tuple, *, predicate: bool = False, scalars: dict | None = None,
+             what: str = "expression") -> Expr:
+        if isinstance(v, bool) or not isinstance(v, (int, str)):
+            raise self.err(f"{_where(path)} must be an integer or an expression string, "
+                           f"found {_tname(v)}", path)
+        loc = self.ctx.loc(path)
+        line_text = self.ctx.line_text(loc.line)
+        # offset of the expression text inside the line: after the opening quote
+        quote = 1 if isinstance(v, str) else 0
+        try:
+            e = parse_expr(v, predicate=predicate)
+        except ExprError as ex:
+            raise self.err(f"bad {what} {v!r}: {ex.message}", path,
+                           offset=quote + ex.offset) from None
+        e = Expr(e.text, e.node, loc, line_text)
+        if scalars is not None:
+            self._check_names(e.node, v, path, quote, scalars, what)
+        return e
+
+    def _check_names(self, n: Node, text, path, quote, scalars: dict, what: str) -> None:
+        if n.kind == "name":
+            p = scalars.get(n.value)
+            if p is None:
+                kind = self.all_params.get(n.value)
+                if kind is None:
+                    msg = (f"{what} {text!r} names {n.value!r}, which is not a param "
+                           f"(scalars: {', '.join(scalars) or 'none'})")
+                elif kind.get("buffer") is not None:
+                    msg = f"{what} {text!r} names {n.value!r}, a buffer, not a scalar"
+                else:
+                    msg = (f"{what} {text!r} names {n.value!r}, a {kind.get('scalar')} scalar; "
+                           f"expressions range over integer scalars")
+                raise self.err(msg, path, offset=quote + n.offset)
+        for a in n.args:
+            self._check_names(a, text, path, quote, scalars, what)
+
+    def spec(self) -> PairSpec:
+        d = self.doc
+        self.keys(d, (), TOP_KEYS, "the spec")
+        name = self.need(d, "name", (), "the spec", str, "a string")
+        if not name.strip():
+            raise self.err("name must not be empty", ("name",))
+        description = ""
+        if "description" in d:
+            description = self.typed(d["description"], ("description",), str, "a string",
+                                     "description")
+        mode = self.choice(d, "mode", (), "the spec", MODES)
+        expect = self.choice(d, "expect", (), "the spec", EXPECTS)
+        for side in ("reference", "candidate"):
+            self.need(d, side, (), "the spec", dict, f"a table [{side}]")
+        params = self.params()
+        int_scalars = {p.name: p for p in params if p.is_scalar and not p.is_float}
+        # lengths are checked once all params are known
+        params = tuple(
+            ParamSpec(p.name, p.kind, p.type,
+                      self.expr(self.doc["param"][i]["length"], ("param", i, "length"),
+                                scalars=int_scalars, what="length")
+                      if p.is_buffer else None, p.access, p.range, p.values)
+            for i, p in enumerate(params))
+        assume: list[Expr] = []
+        if "assume" in d:
+            a = d["assume"]
+            if isinstance(a, str):
+                a = [a]
+                paths = [("assume",)]
+            else:
+                self.typed(a, ("assume",), list, "a list of predicate strings", "assume")
+                paths = [("assume", i) for i in range(len(a))]
+            for v, pth in zip(a, paths):
+                if not isinstance(v, str):
+                    raise self.err(f"{_where(pth)} must be a predicate string, found "
+                                   f"{_tname(v)}", pth)
+                assume.append(self.expr(v, pth, predicate=True, scalars=int_scalars,
+                                        what="assumption"))
+        ref = self.side("reference", params, int_scalars)
+        cand = self.side("candidate", params, int_scalars)
+        if ref.args is not None or cand.args is not None:
+            used = set(ref.arg_names) | set(cand.arg_names)
+            for i, p in enumerate(params):
+                if p.name not in used:
+                    raise self.err(f"param {p.name!r} is passed to neither kernel (add it to "
+                                   f"an `args` list or remove it)", ("param", i, "name"))
+        return PairSpec(self.ctx.path, name, mode, expect, tuple(assume), description, ref,
+                        cand, params)
+
+    def params(self) -> list[ParamSpec]:
+        d = self.doc
+        if "param" not in d:
+            raise self.err("missing [[param]] entries (one per kernel parameter)", (),
+                           prefer="key")
+        plist = d["param"]
+        if not isinstance(plist, list) or not all(isinstance(x, dict) for x in plist):
+            raise self.err("param must be an array of tables ([[param]])", ("param",))
+        if not plist:
+            raise self.err("no [[param]] entries", ("param",))
+        self.all_params = {}
+        out = []
+        for i, t in enumerate(plist):
+            path = ("param", i)
+            what = f"param[{i}]"
+            name = self.need(t, "name", path, what, str, "a string")
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*", name):
+                raise self.err(f"param name {name!r} is not an identifier", path + ("name",))
+            if name in _KEYWORDS or name in _FUNCS:
+                raise self.err(f"param name {name!r} is reserved", path + ("name",))
+            if name in self.all_params:
+                raise self.err(f"duplicate param name {name!r}", path + ("name",))
+            self.all_params[name] = t
+            what = f"param {name!r}"
+            has_b, has_s = "buffer" in t, "scalar" in t
+            if has_b == has_s:
+                raise self.err(f"{what} needs exactly one of 'buffer' (element type) or "
+                               f"'scalar' (type)", path + (("scalar",) if has_b else ()),
+                               prefer="key")
+            if has_b:
+                self.keys(t, path, BUFFER_KEYS, f"buffer param {name!r}")
+                typ = self.need(t, "buffer", path, what, str, "a type name string")
+                if typ not in TYPES:
+                    raise self.err(f"unknown buffer type {typ!r} (types: {', '.join(TYPES)})",
+                                   path + ("buffer",))
+                if "length" not in t:
+                    raise self.err(f"missing key 'length' in buffer {what}", path, prefer="key")
+                access = self.choice(t, "access", path, f"buffer {what}", ACCESS)
+                out.append(ParamSpec(name, "buffer", typ, None, access))
+            else:
+                self.keys(t, path, SCALAR_KEYS, f"scalar param {name!r}")
+                typ = self.need(t, "scalar", path, what, str, "a type name string")
+                if typ not in TYPES:
+                    raise self.err(f"unknown scalar type {typ!r} (types: {', '.join(TYPES)})",
+                                   path + ("scalar",))
+                rng, vals = None, None
+                num = (int, float) if is_float_type(typ) else int
+                numname = "numbers" if is_float_type(typ) else "integers"
+                if "range" in t and "values" in t:
+                    raise self.err(f"{what} has both 'range' and 'values'; give one",
+                                   path + ("values",), prefer="key")
+                if "range" in t:
+                    r = t["range"]
+                    if (not isinstance(r, list) or len(r) != 2
+                            or any(isinstance(x, bool) or not isinstance(x, num) for x in r)):
+                        raise self.err(f"range of {name!r} must be [lo, hi], two {numname}",
+                                       path + ("range",))
+                    if r[0] > r[1]:
+                        raise self.err(f"range of {name!r} is empty: {r[0]} > {r[1]}",
+                                       path + ("range",))
+                    for j, x in enumerate(r):
+                        self._in_type(x, typ, path + ("range", j), name)
+                    rng = (r[0], r[1])
+                if "values" in t:
+                    v = t["values"]
+                    if not isinstance(v, list) or not v:
+                        raise self.err(f"values of {name!r} must be a non-empty list",
+                                       path + ("values",))
+                    for j, x in enumerate(v):
+                        if isinstance(x, bool) or not isinstance(x, num):
+                            raise self.err(f"values of {name!r} must be {numname}, found "
+                                           f"{_tname(x)}", path + ("values", j))
+                        self._in_type(x, typ, path + ("values", j), name)
+                    vals = tuple(dict.fromkeys(v))
+                out.append(ParamSpec(name, "scalar", typ, None, None, rng, vals))
+        return out
+
+    def _in_type(self, x, typ: str, path: tuple, name: str) -> None:
+        if is_float_type(typ):
+            return
+        lo, hi = int_bounds(typ)
+        if not lo <= x <= hi:
+            raise self.err(f"{x} is outside the {typ} range [{lo}, {hi}] of {name!r}", path)
+
+    def side(self, role: str, params: tuple[ParamSpec, ...], int_scalars: dict) -> Side:
+        t = self.doc[role]
+        path = (role,)
+        what = f"[{role}]"
+        self.keys(t, path, SIDE_KEYS, what)
+        ptx_name = self.need(t, "ptx", path, what, str, "a path string")
+        kernel = self.need(t, "kernel", path, what, str, "a string")
+        dims = {}
+        for key in ("grid", "block"):
+            v = self.need(t, key, path, what, (list, int, str),
+                          "a list of 1 to 3 ints or expressions")
+            if not isinstance(v, list):
+                v = [v]
+                epaths = [path + (key,)]
+            else:
+                epaths = [path + (key, j) for j in range(len(v))]
+            if not 1 <= len(v) <= 3:
+                raise self.err(f"{what} {key} must have 1 to 3 entries, found {len(v)}",
+                               path + (key,))
+            dims[key] = tuple(self.expr(x, pth, scalars=int_scalars, what=key)
+                              for x, pth in zip(v, epaths))
+        args = None
+        names = [p.name for p in params]
+        if "args" in t:
+            a = self.typed(t["args"], path + ("args",), list, "a list of param names", "args")
+            seen = set()
+            for j, x in enumerate(a):
+                if not isinstance(x, str):
+                    raise self.err(f"args entries must be param names, found {_tname(x)}",
+                                   path + ("args", j))
+                if x not in names:
+                    raise self.err(f"args names {x!r}, which is not a param "
+                                   f"(params: {', '.join(names)})", path + ("args", j))
+                if x in seen:
+                    raise self.err(f"args names {x!r} twice", path + ("args", j))
+                seen.add(x)
+            args = tuple(a)
+        arg_names = args if args is not None else tuple(names)
+        dyn = 0
+        if "dynamic_shared" in t:
+            dyn = self.typed(t["dynamic_shared"], path + ("dynamic_shared",), int,
+                             "an integer (bytes)", "dynamic_shared")
+            if dyn < 0:
+                raise self.err("dynamic_shared must be >= 0 bytes", path + ("dynamic_shared",))
+        sass = None
+        if "sass" in t:
+            s = self.typed(t["sass"], path + ("sass",), str, "a path string", "sass")
+            sass = self.base / s
+            if not sass.is_file():
+                raise self.err(f"sass file {s!r} does not exist (looked for {sass})",
+                               path + ("sass",))
+        ptx = self.base / ptx_name
+        if not ptx.is_file():
+            raise self.err(f"ptx file {ptx_name!r} does not exist (looked for {ptx})",
+                           path + ("ptx",))
+        from semantics.ptx import parse_ptx_file   # a located PtxSyntaxError propagates
+        module = parse_ptx_file(ptx)
+        fn = module.functions.get(kernel)
+        if fn is None or fn.kind != "entry":
+            entries = ", ".join(module.entries) or "none"
+            raise self.err(f"{ptx_name} has no kernel (.entry) named {kernel!r} "
+                           f"(kernels: {entries})", path + ("kernel",))
+        kparams = fn.params
+        if len(kparams) != len(arg_names):
+            if args is None:
+                raise self.err(f".entry {kernel} has {len(kparams)} parameter(s), the spec "
+                               f"declares {len(arg_names)} [[param]]; list this kernel's "
+                               f"params in order with `args` if they differ",
+                               path + ("kernel",))
+            raise self.err(f".entry {kernel} has {len(kparams)} parameter(s), args lists "
+                           f"{len(arg_names)}", path + ("args",))
+        byname = {p.name: p for p in params}
+        for j, (n, kp) in enumerate(zip(arg_names, kparams)):
+            sp = byname[n]
+            bits = (kp.size_bytes or 0) * 8
+            want = 64 if sp.is_buffer else type_bits(sp.type)
+            if bits != want:
+                what_p = "a buffer (a 64-bit address)" if sp.is_buffer else \
+                    f"a {sp.type} scalar ({want} bits)"
+                where = path + ("args", j) if args is not None else ("param", names.index(n), "name")
+                raise self.err(f"param {n!r} is {what_p} but .entry {kernel} parameter "
+                               f"{j} ({kp.name}) is .{kp.type.name} ({bits} bits)", where)
+        return Side(role, ptx, kernel, dims["grid"], dims["block"], args, sass, dyn,
+                    tuple(arg_names), module)
+
+
+def _tname(v) -> str:
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, int):
+        return "an integer"
+    if isinstance(v, float):
+        return "a float"
+    if isinstance(v, str):
+        return "a string"
+    if isinstance(v, list):
+        return "an array"
+    if isinstance(v, dict):
+        return "a table"
+    return type(v).__name__
