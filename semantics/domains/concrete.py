@@ -366,6 +366,9 @@ class ConcreteDomain:
         return fp.from_f64(fmt, fp.round_to(fmt, "rn", r))
 
     # -- questions about predicates ------------------------------------------------------------
+    def is_concrete(self, p) -> bool:
+        return True
+
     def may_any(self, p) -> bool:
         return bool(p.any())
 

@@ -317,6 +317,10 @@ class SymbolicDomain:
         return [f(*[self._term(a[i], w) for a in args]) for i in range(self.lanes)]
 
     # -- questions about predicates ------------------------------------------------------------
+    def is_concrete(self, p) -> bool:
+        """True when no lane of the value or predicate is a solver term."""
+        return all(_is_concrete(x) for x in p)
+
     def may_any(self, p) -> bool:
         return any((not _is_concrete(x)) or bool(x) for x in p)
 

@@ -27,6 +27,14 @@ from semantics.machine.kernel import PreparedKernel
 from semantics.machine.memory import SHARED_WINDOW
 
 
+class UnrollLimit(KeqError):
+    """A loop whose exit depends on symbolic data ran more iterations than the bound."""
+
+    def __init__(self, message: str, loc: SourceLoc, bound: int) -> None:
+        super().__init__(message)
+        self.loc, self.bound = loc, bound
+
+
 class ExecutionError(KeqError):
     """The kernel did something with no defined result (barrier divergence, step limit...)."""
 
@@ -75,13 +83,15 @@ class Geometry:
 class Executor:
     def __init__(self, kernel: PreparedKernel, domain, port: MemoryPort, geom: Geometry,
                  params: dict[str, Any], *, max_steps: int = 50_000_000,
-                 dynamic_shared: int = 0) -> None:
+                 dynamic_shared: int = 0, unroll: int | None = None) -> None:
         self.k = kernel
         self.d = domain
         self.port = port
         self.geom = geom
         self.params = params
         self.max_steps = max_steps
+        self.unroll = unroll
+        self.visits: dict[int, int] = {}
         self.dynamic_shared = dynamic_shared
         self.regs: dict[Reg, Any] = {}
         self.effects: list[Effect] = []
@@ -121,6 +131,9 @@ class Executor:
         linear_cta = ctas[:, 0] + ctas[:, 1] * gx + ctas[:, 2] * gx * gy
         self.global_tid = linear_cta[self.cta_of_lane] * t + self.lane_in_cta
         self.instr_index = 0
+        # Set when a branch or guard depends on symbolic data: the set of memory accesses is
+        # then data-dependent (the verifier needs to know).
+        self.symbolic_control = False
         self.blocks_seen: set[int] = set()
         self.branches_seen: set[tuple[int, bool]] = set()
         # Thread-instructions executed (concrete domain only): each basic-block run adds its
@@ -352,6 +365,14 @@ class Executor:
                 continue
             block = cfg.blocks[pc]
             self.blocks_seen.add(pc)
+            if self.unroll is not None and self.symbolic_control:
+                n = self.visits.get(pc, 0) + 1
+                self.visits[pc] = n
+                if n > self.unroll:
+                    label = block.labels[0] if block.labels else f"block {pc}"
+                    raise UnrollLimit(f"the loop at {label} depends on symbolic data and did "
+                                      f"not finish within {self.unroll} iterations",
+                                      instrs[block.start].loc, self.unroll)
             if counting:
                 self.thread_instrs += (block.end - block.start) * int(np.count_nonzero(mask))
             for idx in range(block.start, block.end):
@@ -362,6 +383,8 @@ class Executor:
                 if ins.guard is not None:
                     g = self.read_pred(ins.guard.reg)
                     m = d.pand(m, d.pnot(g) if ins.guard.negated else g)
+                    if not self.symbolic_control and not d.is_concrete(m):
+                        self.symbolic_control = True
                 self.mask = m
                 op = ins.opcode
                 if op == "bra" or op in ("ret", "exit", "trap"):

@@ -22,6 +22,12 @@ from semantics.machine.concrete_port import ConcretePort
 from semantics.machine.memory import ConcreteMemory
 
 
+def _region(arr: np.ndarray) -> int:
+    """A stable key for a memory region: `locate` may hand out a fresh view of the same
+    array (shared memory is reshaped per call), so key by the array that owns the bytes."""
+    return id(arr.base if arr.base is not None else arr)
+
+
 def _concrete(x) -> bool:
     return isinstance(x, (int, bool, np.integer, np.bool_))
 
@@ -51,10 +57,11 @@ class SymbolicPort:
                 raise UnsupportedError(f"'{x.form.name}' may access invalid memory under a "
                                        f"data-dependent condition", x.ins.loc)
             arr, flat, init = self.checker._locate(x, space, a, nbytes, maybe, align)
-        return arr, flat, maybe
+        return arr, flat, maybe, (init if init is not None and init is not self.mem.g_init
+                                  else None)
 
     def _read(self, arr, flat: int, nbytes: int):
-        region = id(arr)
+        region = _region(arr)
         key = self.bytes.get((region, flat))
         if key is not None and key[1] == 0:
             wkey = key[0]
@@ -77,7 +84,7 @@ class SymbolicPort:
         return z3.simplify(z3.Concat(*reversed(terms)))
 
     def _write(self, arr, flat: int, nbytes: int, value) -> None:
-        region = id(arr)
+        region = _region(arr)
         if _concrete(value):
             # Concrete values live in the array itself: the emulator's representation.
             v = int(value)
@@ -92,17 +99,25 @@ class SymbolicPort:
 
     # -- the port ----------------------------------------------------------------------------
     def load(self, x, space, addr, nbytes, mask, align=None):
-        arr, flat, maybe = self._places(x, space, addr, nbytes, mask, align)
+        arr, flat, maybe, init = self._places(x, space, addr, nbytes, mask, align)
         out = [0] * len(addr)
         for lane in np.nonzero(maybe)[0].tolist():
-            out[lane] = self._read(arr, int(flat[lane]), nbytes)
+            f = int(flat[lane])
+            if init is not None and not init[f:f + nbytes].all():
+                # The emulator's zeros are not what silicon holds: a result that depends on
+                # this read is not determined by the kernel's inputs.
+                x.effect("uninitialized", f"read of never-written shared memory by "
+                                          f"{x.thread_name(lane)}")
+            out[lane] = self._read(arr, f, nbytes)
         return out
 
     def store(self, x, space, addr, nbytes, value, mask, align=None):
-        arr, flat, maybe = self._places(x, space, addr, nbytes, mask, align)
+        arr, flat, maybe, init = self._places(x, space, addr, nbytes, mask, align)
         w = nbytes * 8
         for lane in np.nonzero(maybe)[0].tolist():
             f = int(flat[lane])
+            if init is not None and _concrete(mask[lane]):
+                init[f:f + nbytes] = True
             v = value[lane]
             m = mask[lane]
             if not _concrete(m):      # a store under a data-dependent condition
@@ -112,7 +127,7 @@ class SymbolicPort:
             self._write(arr, f, nbytes, v)
 
     def atomic(self, x, space, addr, nbytes, update, mask):
-        arr, flat, maybe = self._places(x, space, addr, nbytes, mask, None)
+        arr, flat, maybe, init = self._places(x, space, addr, nbytes, mask, None)
         out = [0] * len(addr)
         w = nbytes * 8
         for lane in np.nonzero(maybe)[0].tolist():       # lane order: a legal serialization

@@ -1,0 +1,84 @@
+"""Run one kernel on the symbolic domain: buffers hold solver terms, results come back as
+per-element terms (plain ints where the result does not depend on symbolic data).
+
+Every CTA of the launch is one batch (lanes = all threads), so global memory, atomics and
+cross-CTA effects behave exactly as in the emulator's batched schedule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+import z3
+
+from semantics.domains.symbolic import SymbolicDomain
+from semantics.machine.executor import Effect, Executor, Geometry
+from semantics.machine.kernel import PreparedKernel
+from semantics.machine.memory import ConcreteMemory, GlobalLayout
+from semantics.machine.run import scalar_bits
+from semantics.machine.symbolic_port import SymbolicPort
+
+
+@dataclass(frozen=True)
+class SymBuffer:
+    """A global buffer of `len(values)` elements of `elem_bits` each (ints or z3 terms)."""
+
+    elem_bits: int
+    values: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class SymbolicLaunch:
+    buffers: dict[str, list]          # PTX param name -> final element values
+    effects: tuple[Effect, ...]
+    symbolic_control: bool            # some branch or guard depended on symbolic data
+
+
+def run_symbolic(k: PreparedKernel, grid: tuple[int, int, int], block: tuple[int, int, int],
+                 args: Sequence[SymBuffer | int | float | z3.BitVecRef], *, dynamic_shared: int = 0,
+                 unroll: int | None = 64, max_steps: int = 5_000_000) -> SymbolicLaunch:
+    params = k.fn.params
+    if len(args) != len(params):
+        raise ValueError(f"{k.name} takes {len(params)} arguments, {len(args)} given")
+    layout = GlobalLayout()
+    allocs = {}
+    values: dict = {}
+    for p, a in zip(params, args):
+        if isinstance(a, SymBuffer):
+            nbytes = a.elem_bits // 8
+            alloc = layout.allocate(p.name, nbytes * len(a.values))
+            allocs[p.name] = (alloc, a)
+            values[p.name] = (alloc.base, p.size_bytes * 8)
+        elif isinstance(a, z3.BitVecRef):       # a symbolic scalar parameter
+            if a.size() != p.type.bits:
+                raise ValueError(f"{p.name}: a {a.size()}-bit term for a .{p.type.name} param")
+            values[p.name] = (a, (p.size_bytes or 0) * 8)
+        else:
+            values[p.name] = (scalar_bits(a, p.type.name, p.type.bits), (p.size_bytes or 0) * 8)
+    for name, var in k.global_vars.items():
+        alloc = layout.allocate(f"global:{name}", var.size_bytes or 0)
+        values[("global-var", name)] = alloc.base
+    mem = ConcreteMemory(layout, {})
+    port = SymbolicPort(mem)
+    for alloc, buf in allocs.values():
+        nbytes = buf.elem_bits // 8
+        for i, v in enumerate(buf.values):
+            port.preset("global", alloc.base + i * nbytes, nbytes, v)
+    ctas = tuple((x, y, z) for z in range(grid[2]) for y in range(grid[1]) for x in range(grid[0]))
+    geom = Geometry(block, grid, ctas)
+    threads = geom.threads_per_cta
+    shared = (k.shared_offsets.get(k.dynamic_shared_var, k.static_shared) + dynamic_shared
+              if k.dynamic_shared_var else k.static_shared)
+    mem.new_batch(np.arange(geom.lanes, dtype=np.int64) // threads, len(ctas), shared,
+                  k.local_size)
+    ex = Executor(k, SymbolicDomain(geom.lanes), port, geom, values, max_steps=max_steps,
+                  dynamic_shared=dynamic_shared, unroll=unroll)
+    ex.run()
+    out: dict[str, list] = {}
+    for name, (alloc, buf) in allocs.items():
+        nbytes = buf.elem_bits // 8
+        base = alloc.base - layout.allocs[0].base
+        out[name] = [port._read(mem.g, base + i * nbytes, nbytes) for i in range(len(buf.values))]
+    return SymbolicLaunch(out, tuple(ex.effects), ex.symbolic_control)

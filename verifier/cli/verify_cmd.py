@@ -1,0 +1,138 @@
+"""`keq verify SPEC.toml`: prove a kernel pair equivalent, or show an input that breaks it."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import replace
+
+from verifier.equiv import EQUIVALENT, INCONCLUSIVE, NOT_EQUIVALENT, Verdict, verify
+from verifier.inputs import parse_set, save_npz
+from verifier.spec import load_spec
+
+EXIT = {EQUIVALENT: 0, NOT_EQUIVALENT: 1, INCONCLUSIVE: 2}
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "verify", help="prove a kernel pair equivalent or find an input that breaks it",
+        description="Check the claim of a pair spec: for every allowed scalar value and every "
+                    "content of the buffers, both kernels leave the same out/inout contents, "
+                    "stay in bounds and are race free. Integer scalars that shape the launch "
+                    "are enumerated (at most --max-shapes combinations: restrict them with "
+                    "--set); all other scalars and all buffer contents are symbolic. A "
+                    "difference is reported only after it replays on the emulator.",
+        epilog="exit codes: 0 equivalent, 1 not equivalent, 2 inconclusive (never a pass: "
+               "the reason is printed), 3 bad spec, bad input or usage")
+    p.add_argument("spec", metavar="SPEC.toml")
+    p.add_argument("--set", metavar="NAME=VALUE", action="append", default=[], dest="sets",
+                   help="fix a scalar param (repeatable): the claim is restricted to it")
+    p.add_argument("--mode", choices=("bitexact", "real"),
+                   help="override the spec's equivalence mode")
+    p.add_argument("--timeout", type=float, default=60.0, metavar="S",
+                   help="solver timeout per query in seconds (default 60)")
+    p.add_argument("--unroll", type=int, default=64, metavar="N",
+                   help="iterations of a data-dependent loop before giving up (default 64)")
+    p.add_argument("--max-shapes", type=int, default=16, metavar="N",
+                   help="launch shapes (scalar combinations) to enumerate at most (default 16)")
+    p.add_argument("--seed", type=int, default=0, help="seed for replay inputs (default 0)")
+    p.add_argument("--save-counterexample", metavar="F.npz",
+                   help="write a counterexample's inputs and both outputs (keq run format)")
+    p.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    p.set_defaults(run=run)
+
+
+def _progress(enabled: bool):
+    if not enabled:
+        return None
+
+    def show(i: int, total: int, env: dict) -> None:
+        shape = ", ".join(f"{k}={v}" for k, v in sorted(env.items()))
+        print(f"\r  checking launch shape {i + 1}/{total} ({shape})\033[K", end="",
+              file=sys.stderr, flush=True)
+    return show
+
+
+def _hex(v: int, bits: int) -> str:
+    return f"0x{v:0{bits // 4}x}"
+
+
+def _report_text(v: Verdict) -> None:
+    print(f"claim    {v.claim}")
+    for s in v.stages:
+        detail = f"  ({s.detail})" if s.detail else ""
+        print(f"  {s.name:<20} {s.status:<12} {s.seconds:7.3f} s{detail}")
+    for a in v.assumptions:
+        print(f"  assuming {a}")
+    label = {EQUIVALENT: "EQUIVALENT", NOT_EQUIVALENT: "NOT EQUIVALENT",
+             INCONCLUSIVE: "INCONCLUSIVE"}[v.kind]
+    print(f"verdict  {label}  ({v.assignments} launch shape(s) checked, {v.seconds:.2f} s)")
+    for r in v.reasons:
+        print(f"  {r}")
+    cex = v.counterexample
+    if cex is not None:
+        given = ", ".join(f"{k}={val}" for k, val in cex.scalars.items())
+        print(f"given    {given}  (and the buffer contents saved with --save-counterexample)")
+        if cex.note:
+            print(f"  {cex.note}")
+        shown = 0
+        for name in cex.depends_on:
+            base, _, idx = name.partition("[")
+            if idx and shown < 8:
+                arr = cex.inputs[base].reshape(-1)
+                i = int(idx[:-1])
+                bits = arr.dtype.itemsize * 8
+                raw = int(arr.view(f"u{arr.dtype.itemsize}")[i])
+                print(f"  input {name} = {_hex(raw, bits)} ({arr[i]!r})")
+                shown += 1
+        for name, i, a, b in cex.differences[:8]:
+            bits = cex.reference[name].dtype.itemsize * 8
+            ra = cex.reference[name].reshape(-1)[i]
+            ca = cex.candidate[name].reshape(-1)[i]
+            print(f"  {name}[{i}]: reference {_hex(a, bits)} ({ra!r})  candidate "
+                  f"{_hex(b, bits)} ({ca!r})")
+
+
+def _report_json(v: Verdict) -> dict:
+    cex = v.counterexample
+    return {
+        "claim": v.claim, "verdict": v.kind, "reasons": list(v.reasons),
+        "assumptions": list(v.assumptions), "launch_shapes": v.assignments,
+        "seconds": round(v.seconds, 3),
+        "stages": [{"name": s.name, "status": s.status, "seconds": round(s.seconds, 4),
+                    "detail": s.detail} for s in v.stages],
+        "counterexample": None if cex is None else {
+            "scalars": {k: (float(x) if isinstance(x, float) else int(x))
+                        for k, x in cex.scalars.items()},
+            "note": cex.note,
+            "depends_on": list(cex.depends_on),
+            "differences": [{"param": n, "index": i, "reference": a, "candidate": b}
+                            for n, i, a, b in cex.differences],
+        },
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    spec = load_spec(args.spec)
+    if args.mode:
+        spec = replace(spec, mode=args.mode)
+    fixed = dict(parse_set(spec, item) for item in args.sets)
+    v = verify(spec, fixed=fixed, timeout_s=args.timeout, unroll=args.unroll,
+               max_shapes=args.max_shapes, seed=args.seed,
+               progress=_progress(not args.json and sys.stderr.isatty()))
+    if not args.json and sys.stderr.isatty():
+        print("\r\033[K", end="", file=sys.stderr)
+    if args.save_counterexample and v.counterexample is not None:
+        cex = v.counterexample
+        save_npz(args.save_counterexample, spec, cex.inputs,
+                 {"reference": cex.reference, "candidate": cex.candidate}
+                 if cex.reference else None)
+    if args.json:
+        print(json.dumps(_report_json(v), indent=2))
+    else:
+        _report_text(v)
+        if args.save_counterexample and v.counterexample is not None:
+            print(f"wrote    {args.save_counterexample}  (replay: keq run {args.spec} "
+                  f"--side candidate --inputs {args.save_counterexample})")
+    return EXIT[v.kind]
