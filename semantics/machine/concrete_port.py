@@ -16,12 +16,12 @@ class ConcretePort:
         self.track_uninitialized = track_uninitialized
         self.races = races
 
-    def _track(self, x, arr, flat, nbytes, active, kind, addr) -> None:
+    def _track(self, x, arr, flat, nbytes, active, kind, addr, values=None) -> None:
         if self.races is None:
             return
         region = "global" if arr is self.mem.g else \
             "shared" if arr.base is self.mem.shared or arr is self.mem.shared else "other"
-        self.races.access(x, region, arr.size, flat, nbytes, active, kind, addr)
+        self.races.access(x, region, arr.size, flat, nbytes, active, kind, addr, values)
 
     def _locate(self, x, space, addr, nbytes, mask, align=None):
         arr, flat, init, bad, reason = self.mem.locate(space, addr, nbytes, mask)
@@ -59,7 +59,7 @@ class ConcretePort:
         active = np.nonzero(mask)[0]
         if active.size:
             f = flat[active]
-            self._track(x, arr, f, nbytes, active, "w", addr)
+            self._track(x, arr, f, nbytes, active, "w", addr, value[active])
             self.mem.scatter(arr, f, nbytes, value[active])
             if init is not None:
                 init[f[:, None] + np.arange(nbytes)] = True

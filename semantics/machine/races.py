@@ -46,8 +46,11 @@ class RaceDetector:
         self.shadows.pop("shared", None)   # shared memory is per CTA: a new batch, new memory
 
     def access(self, x, region: str, size: int, flat: np.ndarray, nbytes: int,
-               lanes: np.ndarray, kind: str, addr: np.ndarray) -> None:
-        """Record an access of `nbytes` at `flat` offsets by `lanes`; kind r | w | a."""
+               lanes: np.ndarray, kind: str, addr: np.ndarray,
+               values: np.ndarray | None = None) -> None:
+        """Record an access of `nbytes` at `flat` offsets by `lanes`; kind r | w | a.
+        `values` (stores) lets lanes of one instruction that store the *same* bytes to one
+        location pass: PTX lets one of them win, and every choice leaves the same memory."""
         if region not in ("global", "shared") or not lanes.size:
             return
         sh = self.shadows.get(region)
@@ -89,6 +92,9 @@ class RaceDetector:
             if not atomic:
                 order = np.argsort(idx, kind="stable")
                 dup = np.nonzero(idx[order][1:] == idx[order][:-1])[0]
+                if dup.size and values is not None:
+                    vb = values.astype(f"<u{nbytes}").view(np.uint8).reshape(-1)
+                    dup = dup[vb[order][dup] != vb[order][dup + 1]]
                 if dup.size:
                     a, b = order[dup[0]], order[dup[0] + 1]
                     if tid[a] != tid[b]:

@@ -98,3 +98,28 @@ def test_coverage_counts_blocks_and_branch_directions():
     one = run_kernel(m, "reduce_interleaved_i32", 1, 256, [INTS[:1].copy(), np.zeros(1, np.int32), 1],
                      coverage=True).coverage
     assert len(one.branches_seen) <= len(cov.branches_seen)
+
+
+def test_lanes_of_one_store_writing_the_same_value_do_not_race_but_different_values_do():
+    from semantics.ptx import parse_ptx
+    body = """.version 8.5
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 out)
+{{
+    .reg .b32 %r<3>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %tid.x;
+    {value}
+    st.global.u32 [%rd1], %r2;
+    ret;
+}}
+"""
+    same = parse_ptx(body.format(value="mov.u32 %r2, 7;"))
+    diff = parse_ptx(body.format(value="mov.u32 %r2, %r1;"))
+    out = np.zeros(1, np.uint32)
+    r_same = run_kernel(same, "k", 1, 32, [out.copy()], detect_races=True)
+    r_diff = run_kernel(diff, "k", 1, 32, [out.copy()], detect_races=True)
+    assert not [e for e in r_same.effects if e.kind == "race"]
+    assert [e for e in r_diff.effects if e.kind == "race"]

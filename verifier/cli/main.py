@@ -9,14 +9,14 @@ from typing import Sequence
 
 from semantics import __version__
 from semantics.errors import KeqError
-from verifier.cli import parse_cmd, run_cmd
+from verifier.cli import fuzz_cmd, parse_cmd, run_cmd, verify_cmd
 
 EXIT_OK = 0
 EXIT_NOT_EQUIVALENT = 1
 EXIT_INCONCLUSIVE = 2
 EXIT_BAD_INPUT = 3
 
-_COMMANDS = (parse_cmd, run_cmd)
+_COMMANDS = (parse_cmd, run_cmd, verify_cmd, fuzz_cmd)
 
 
 class _ArgParser(argparse.ArgumentParser):

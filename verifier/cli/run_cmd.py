@@ -8,13 +8,12 @@ import json
 import math
 import sys
 import time
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from verifier.emulate import run_side
-from verifier.inputs import InputError, load_npz, npz_buffers, npz_scalars, parse_set, save_npz
+from verifier.inputs import (  # noqa: F401  (InputError: re-exported)
+    InputError, load_npz, npz_buffers, npz_scalars, parse_set, save_npz)
 from verifier.spec import ParamSpec, draw_scalars, load_spec, make_inputs
 
 HEAD = 8   # values shown per buffer

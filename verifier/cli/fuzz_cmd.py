@@ -1,0 +1,258 @@
+"""`keq fuzz SPEC.toml`: bounded differential fuzzing of a kernel pair (emulator or GPU), and
+`keq fuzz --semantics`: the instruction conformance suite with a backend as one side."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import sys
+
+import numpy as np
+
+from semantics.errors import KeqError
+from verifier.inputs import parse_set, save_npz
+from verifier.spec import load_spec
+
+EXIT_OK, EXIT_DIFFERENT, EXIT_BAD = 0, 1, 3
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "fuzz", help="search for an input on which a kernel pair differs (bounded, not a proof)",
+        description="Run both kernels of a pair spec on hypothesis-drawn inputs (scalars at "
+                    "their edges and within range, buffers mixing random bit patterns with "
+                    "NaN payloads, +-0, +-inf, subnormals, extreme normals and integer "
+                    "extremes) and compare the out/inout buffers under the spec's mode. A "
+                    "difference (an output, a candidate fault, a candidate data race) is shrunk "
+                    "to a minimal example and written as an .npz that `keq run --inputs` "
+                    "accepts. With --semantics, run the instruction conformance suite instead "
+                    "(emulator: concrete vs symbolic; pycuda: the GPU vs the emulator).",
+        epilog="exit codes: 0 no difference found (not a proof: the summary says what was "
+               "covered); 1 a difference was found; 3 bad input or usage, a fault or race in "
+               "the reference, or no GPU for --backend pycuda")
+    p.add_argument("spec", metavar="SPEC.toml", nargs="?",
+                   help="the pair spec (not with --semantics)")
+    p.add_argument("--backend", choices=("emulator", "pycuda"), default="emulator",
+                   help="where kernels run (default: emulator; pycuda needs an NVIDIA GPU)")
+    p.add_argument("--examples", type=int, default=None, metavar="N",
+                   help="examples to run (default 100; with --semantics, per form: 25)")
+    p.add_argument("--seed", type=int, default=0, help="hypothesis seed (default 0)")
+    p.add_argument("--time-budget", type=float, default=None, metavar="S",
+                   help="stop drawing new examples after S seconds (shrinking may add a "
+                        "little)")
+    p.add_argument("--tolerance", metavar="T", default=None,
+                   help="real-mode pairs: ulp:K or rel:E (default rel:1e-5); refused for "
+                        "bitexact pairs")
+    p.add_argument("--finite", action="store_true",
+                   help="draw only finite floats (no NaN, no infinities)")
+    p.add_argument("--set", metavar="NAME=VALUE", action="append", default=[], dest="sets",
+                   help="fix a scalar param (repeatable)")
+    p.add_argument("--no-races", action="store_true",
+                   help="emulator: skip data-race detection (faster; misses missing barriers)")
+    p.add_argument("--repro", metavar="OUT.npz", default=None,
+                   help="where to write the reproducer (default: ./keq-fuzz-NAME-seedS.npz)")
+    p.add_argument("--semantics", action="store_true",
+                   help="run the instruction-form conformance suite with the backend as one "
+                        "side instead of fuzzing a pair")
+    p.add_argument("--forms", metavar="REGEX", default=None,
+                   help="--semantics: only forms whose PTX line matches REGEX")
+    p.add_argument("--table", metavar="OUT.md", default=None,
+                   help="--semantics: write the per-form result table (markdown)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(run=run)
+
+
+# ------------------------------------------------------------------ rendering
+
+def _bits_hex(a: np.ndarray, i: int) -> str:
+    u = np.ascontiguousarray(a).view(np.dtype(f"<u{a.dtype.itemsize}"))
+    return f"0x{int(u[i]):0{2 * a.dtype.itemsize}x}"
+
+
+def _val(v) -> str:
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)
+
+
+def _jsonable(v):
+    if isinstance(v, (float, np.floating)):
+        f = float(v)
+        if math.isnan(f):
+            return "nan"
+        if math.isinf(f):
+            return "inf" if f > 0 else "-inf"
+        return f
+    if isinstance(v, np.integer):
+        return int(v)
+    return v
+
+
+def _buffer_line(name: str, p, a: np.ndarray, limit: int = 8) -> str:
+    vals = ", ".join(_val(_jsonable(x)) for x in a[:limit].tolist())
+    more = f", ... ({a.size} elements)" if a.size > limit else ""
+    nz = int(np.count_nonzero(np.ascontiguousarray(a).view(np.uint8).reshape(a.size, -1).any(1))) \
+        if a.size else 0
+    return f"    {name} ({p.access} {p.type}[{a.size}], {nz} nonzero) = [{vals}{more}]"
+
+
+def _coverage_lines(rep) -> list[str]:
+    out = []
+    for role, c in rep.coverage.items():
+        if not c.measured:
+            out.append(f"  coverage {role} {c.kernel}: not measured on this backend")
+            continue
+        bf = c.blocks_seen / c.blocks_total if c.blocks_total else 1.0
+        rf = c.branches_seen / c.branches_total if c.branches_total else 1.0
+        out.append(f"  coverage {role} {c.kernel}: basic blocks {c.blocks_seen}/{c.blocks_total}"
+                   f" ({bf:.0%}), branch directions {c.branches_seen}/{c.branches_total}"
+                   f" ({rf:.0%})")
+    return out
+
+
+def _scalars_covered(rep) -> str:
+    parts = []
+    for k, vs in rep.scalar_values.items():
+        vs = sorted(vs, key=lambda v: float(v))
+        if not vs:
+            continue
+        shown = ", ".join(_val(_jsonable(v)) for v in vs[:6]) + (", ..." if len(vs) > 6 else "")
+        parts.append(f"{k}: {len(vs)} value(s) in [{_val(_jsonable(vs[0]))}, "
+                     f"{_val(_jsonable(vs[-1]))}] ({shown})")
+    return "; ".join(parts) or "no scalars"
+
+
+def _report_json(rep, spec_path: str) -> dict:
+    d = rep.difference
+    out = {
+        "spec": spec_path, "name": rep.spec.name, "backend": rep.backend, "mode": rep.mode,
+        "tolerance": str(rep.tolerance) if rep.tolerance else None, "seed": rep.seed,
+        "examples": rep.examples, "examples_requested": rep.examples_requested,
+        "seconds": round(rep.seconds, 4),
+        "examples_per_second": round(rep.examples_per_second, 2),
+        "stopped_by": rep.stopped_by, "shrink_runs": rep.shrink_runs,
+        "coverage": {r: {"kernel": c.kernel, "measured": c.measured,
+                         "blocks_seen": c.blocks_seen, "blocks_total": c.blocks_total,
+                         "branches_seen": c.branches_seen, "branches_total": c.branches_total}
+                     for r, c in rep.coverage.items()},
+        "result": "difference" if d else "no-difference-found",
+        "proof": False,
+    }
+    if d is not None:
+        out["difference"] = {
+            "kind": d.kind, "summary": d.summary,
+            "scalars": {k: _jsonable(v) for k, v in d.scalars.items()},
+            "mismatches": [{"param": m.param, "count": m.count, "length": m.length,
+                            "first": [{"index": i, "reference": _jsonable(a),
+                                       "candidate": _jsonable(b)} for i, a, b in m.first]}
+                           for m in d.mismatches],
+            "races": d.races, "approximations": d.approximations,
+            "candidate_fault": d.candidate.fault.render() if d.candidate.fault else None,
+            "repro": rep.repro,
+        }
+    return out
+
+
+def _print_text(rep, spec_path: str) -> None:
+    d = rep.difference
+    spec = rep.spec
+    tol = f", tolerance {rep.tolerance}" if rep.tolerance else ""
+    head = f"{spec.name}: mode {spec.mode}{tol}, backend {rep.backend}, seed {rep.seed}"
+    if d is None:
+        print(f"NO DIFFERENCE FOUND  {head}")
+        print(f"  this is not a proof: {rep.examples} example(s) ran without a difference "
+              f"(stopped by {rep.stopped_by}); run `keq verify` for a proof")
+    else:
+        print(f"NOT EQUIVALENT (found by fuzzing)  {head}")
+        print(f"  found at example {rep.examples}, shrunk in {rep.shrink_runs} run(s) to:")
+        print(f"  Given: {', '.join(f'{k}={_val(_jsonable(v))}' for k, v in d.scalars.items())}")
+        for p in spec.buffers:
+            print(_buffer_line(p.name, p, np.asarray(d.values[p.name])))
+        print(f"  Difference ({d.kind}): {d.summary}")
+        for m in d.mismatches:
+            p = spec.param(m.param)
+            r, c = d.reference.final[m.param], d.candidate.final[m.param]
+            print(f"    {m.param}: {m.count} of {m.length} element(s) differ; first:")
+            for i, a, b in m.first:
+                print(f"      {m.param}[{i}]  reference {_val(_jsonable(a))} ({_bits_hex(r, i)})"
+                      f"  candidate {_val(_jsonable(b))} ({_bits_hex(c, i)})")
+            del p
+        for r in d.races:
+            print(f"    race: {r}")
+        if d.approximations:
+            print("  approximations are involved (the emulator's host approximations are not "
+                  "the GPU's; this difference may not reproduce on silicon):")
+            for a in d.approximations:
+                print(f"    {a}")
+        if rep.repro:
+            print(f"  reproducer: {rep.repro}")
+            print(f"    keq run {spec_path} --side reference --inputs {rep.repro}")
+            print(f"    keq run {spec_path} --side candidate --inputs {rep.repro}")
+    rate = f"{rep.examples_per_second:.1f} examples/s" if rep.seconds > 0 else "-"
+    print(f"  examples {rep.examples} of {rep.examples_requested} in {rep.seconds:.2f} s "
+          f"({rate})")
+    print(f"  scalars  {_scalars_covered(rep)}")
+    for line in _coverage_lines(rep):
+        print(line)
+
+
+def _progress_printer():
+    if not sys.stderr.isatty():
+        return None
+
+    def show(done: int, total: int, seconds: float) -> None:
+        rate = done / seconds if seconds > 0 else 0.0
+        print(f"\r  fuzzing: {done}/{total} examples, {rate:.0f}/s", end="", file=sys.stderr,
+              flush=True)
+    return show
+
+
+def _default_repro(spec, seed: int) -> str:
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", spec.name).strip("-") or "pair"
+    return f"keq-fuzz-{stem}-seed{seed}.npz"
+
+
+# ------------------------------------------------------------------ run
+
+def run(args: argparse.Namespace) -> int:
+    if args.semantics:
+        if args.spec:
+            raise KeqError("--semantics checks instruction forms, not a pair: give no "
+                           "SPEC.toml with it")
+        from verifier.fuzz.semantics_check import run_semantics
+        return run_semantics(args)
+    if not args.spec:
+        raise KeqError("keq fuzz needs SPEC.toml (or --semantics)")
+    from verifier.fuzz.backends import get_backend
+    from verifier.fuzz.runner import DEFAULT_EXAMPLES, fuzz
+    spec = load_spec(args.spec)
+    fixed = dict(parse_set(spec, item) for item in args.sets)
+    kw = {"detect_races": not args.no_races} if args.backend == "emulator" else {}
+    backend = get_backend(args.backend, **kw)
+    progress = None if args.json else _progress_printer()
+    rep = fuzz(spec, backend, examples=DEFAULT_EXAMPLES if args.examples is None else args.examples, seed_=args.seed,
+               time_budget=args.time_budget, tolerance=args.tolerance, finite=args.finite,
+               fixed=fixed, progress=progress)
+    if progress is not None:
+        print("\r" + " " * 60 + "\r", end="", file=sys.stderr, flush=True)
+    d = rep.difference
+    if d is not None:
+        rep.repro = args.repro or _default_repro(spec, args.seed)
+        outputs = {role: {p.name: run.final[p.name] for p in spec.buffers
+                          if p.access in ("out", "inout")}
+                   for role, run in (("reference", d.reference), ("candidate", d.candidate))
+                   if run.final is not None}
+        save_npz(rep.repro, spec, d.values, outputs)
+        if not str(rep.repro).endswith(".npz"):
+            rep.repro = str(rep.repro) + ".npz"
+    if args.json:
+        print(json.dumps(_report_json(rep, args.spec), indent=2))
+    else:
+        _print_text(rep, args.spec)
+    sys.stdout.flush()
+    return EXIT_DIFFERENT if d is not None else EXIT_OK
+
+
+__all__ = ["add_parser", "run"]

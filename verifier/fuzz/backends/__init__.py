@@ -1,0 +1,58 @@
+"""Where a fuzzing example runs. A backend prepares both sides of a spec once and then runs
+one side on one example at a time:
+
+    backend = get_backend("emulator")            # or "pycuda"
+    runners = backend.prepare(spec)              # {"reference": SideRunner, "candidate": ...}
+    run = runners["candidate"].run(values, scalars)   # -> SideRun
+
+`SideRun.final` holds every param's final value by spec name (None when the kernel faulted),
+`fault` the fault (a KeqError: memory fault, barrier divergence, CUDA launch failure),
+`effects` what the run recorded (approximations, races, ...), `coverage` the basic blocks and
+branch directions that ran (None where the backend cannot see them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from semantics.errors import KeqError
+
+BACKENDS = ("emulator", "pycuda")
+
+
+@dataclass
+class SideRun:
+    final: dict[str, Any] | None
+    fault: KeqError | None = None
+    effects: tuple = ()
+    coverage: Any = None
+
+
+class SideRunner(Protocol):
+    role: str
+    kernel: str
+
+    def run(self, values: dict, scalars: dict) -> SideRun: ...
+
+
+class Backend(Protocol):
+    name: str
+    measures_coverage: bool
+
+    def prepare(self, spec) -> dict[str, SideRunner]: ...
+
+    def describe(self) -> str: ...
+
+
+def get_backend(name: str, **kw) -> Backend:
+    if name == "emulator":
+        from verifier.fuzz.backends.emulator import EmulatorBackend
+        return EmulatorBackend(**kw)
+    if name == "pycuda":
+        from verifier.fuzz.backends.pycuda import PycudaBackend
+        return PycudaBackend(**kw)
+    raise KeqError(f"unknown backend {name!r} (backends: {', '.join(BACKENDS)})")
+
+
+__all__ = ["BACKENDS", "Backend", "SideRun", "SideRunner", "get_backend"]

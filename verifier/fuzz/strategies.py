@@ -1,0 +1,391 @@
+"""Hypothesis strategies for kernel inputs, built from a pair spec (public API).
+
+Use them in your own property tests::
+
+    from hypothesis import given, settings
+    from verifier.spec import load_spec
+    from verifier.fuzz.strategies import from_spec, from_param, launch_values, arrays
+
+    spec = load_spec("kernels/vector_add/vec4.toml")
+
+    @settings(max_examples=50, deadline=None)
+    @given(from_spec(spec))
+    def test_my_kernel(values):            # every param by name, like verifier.spec.make_inputs
+        ...
+
+- `launch_values(spec, fixed=None)`: every scalar param by name, satisfying `assume`. Integer
+  scalars are drawn from their `range`/`values` with the edges first: min, max, min+1, max-1,
+  and multiples of the launch constants (block sizes and the divisors in grid expressions,
+  e.g. 256 and 1024 for ``ceil_div(n, 1024)``) and those multiples +-1. Float scalars: the
+  range ends, 0 when inside, and values in between (no range: `elements`).
+- `from_param(param, length=None, scalars=None, *, finite=False, real=False)`: one param's
+  value. A scalar param gives what `launch_values` gives for it; a buffer param needs its
+  length (`length=`, or `scalars=` to evaluate the spec's length expression).
+- `from_spec(spec, *, finite=False, real=None, fixed=None)`: every param by name (scalars, then
+  each buffer at the length its expression gives), the dict `Side.kernel_args` takes.
+- `arrays(type, length, *, finite=False, real=False)`: a numpy array of a spec element type
+  (f16 bf16 f32 f64 s8 .. u64; bf16 as uint16 bit patterns).
+- `elements(type, *, finite=False, real=False)`: one element, as an int bit pattern.
+
+Buffers mix uniformly random bit patterns with special values at random positions: for
+floats NaN payloads (quiet and signalling, both signs), +-0, +-inf, the smallest and largest
+subnormals and normals, 1, 1+ulp, 0.5, 1.5, 2; for integers 0, 1, -1, the type's min and max,
+min+1 and max-1. A buffer is drawn as a few hypothesis choices (a fill seed, up to 3 placed
+specials), never one choice per element, so drawing a 2^16-element buffer costs about
+as much as a 16-element one, and shrinking moves towards all-zero buffers with few specials.
+
+`finite=True` leaves out NaN and infinities (floats only). `real=True` (the default for
+`from_spec` of a `mode = "real"` spec) draws floats as small dyadic rationals (k / 4 with
+|k| < 128), +-0, and, unless `finite`, NaN and +-inf: values whose sums and products are exact
+in f32 in any order, so that a real-mode pair that only reorders arithmetic compares equal
+within a tight tolerance, while a missing tile or a race still shows. Subnormals and huge
+values are left out in real mode (they make rounding, not the kernel, differ).
+
+Arguments are validated when the strategy is built (hypothesis.errors.InvalidArgument with
+the offending value named), not when it is drawn.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
+
+from verifier.spec import (TYPES, PairSpec, ParamSpec, draw_scalars, dtype_of, int_bounds,
+                           is_float_type, scalar_value, type_bits)
+
+__all__ = ["from_spec", "from_param", "launch_values", "arrays", "elements", "special_bits",
+           "launch_multiples", "MAX_SPECIALS"]
+
+MAX_SPECIALS = 3          # specials placed at drawn positions in one buffer
+_MULTIPLES_PER_CONSTANT = 4
+_FMT = {"f16": (5, 11), "bf16": (8, 8), "f32": (8, 24), "f64": (11, 53)}
+
+
+# ------------------------------------------------------------------ validation
+
+def _check_type(type_name) -> str:
+    if not isinstance(type_name, str) or type_name not in TYPES:
+        raise InvalidArgument(f"type={type_name!r} is not a spec element type "
+                              f"(one of {', '.join(TYPES)})")
+    return type_name
+
+
+def _check_bool(name: str, v) -> bool:
+    if not isinstance(v, bool):
+        raise InvalidArgument(f"{name}={v!r} must be True or False")
+    return v
+
+
+def _check_length(length) -> int:
+    if isinstance(length, bool) or not isinstance(length, (int, np.integer)) or length < 0:
+        raise InvalidArgument(f"length={length!r} must be a non-negative integer")
+    return int(length)
+
+
+def _check_spec(spec) -> PairSpec:
+    if not isinstance(spec, PairSpec):
+        raise InvalidArgument(f"spec must be a PairSpec (verifier.spec.load_spec(path)), "
+                              f"got {type(spec).__name__}")
+    return spec
+
+
+# ------------------------------------------------------------------ special values
+
+def _uint(bits: int) -> np.dtype:
+    return np.dtype(f"<u{bits // 8}")
+
+
+def special_bits(type_name: str, *, finite: bool = False, real: bool = False) -> list[int]:
+    """The special values of a type as bit patterns (see the module docstring)."""
+    _check_type(type_name)
+    bits = type_bits(type_name)
+    if not is_float_type(type_name):
+        lo, hi = int_bounds(type_name)
+        mask = (1 << bits) - 1
+        vals = {0, 1, lo, hi, lo + 1, hi - 1, 2}
+        if lo < 0:
+            vals.add(-1)
+        return sorted(v & mask for v in vals)
+    e, s = _FMT[type_name]
+    m = s - 1
+    sign = 1 << (e + m)
+    exp = ((1 << e) - 1) << m
+    bias = (1 << (e - 1)) - 1
+    one = bias << m
+    if real:
+        vals = [0, one, (bias + 1) << m]                                  # 0, 1, 2
+        if not finite:
+            vals += [exp, exp | (1 << (m - 1))]                           # inf, NaN
+    else:
+        vals = [0, 1, (1 << m) - 1, 1 << m, exp - 1,                      # 0, subnormals, normals
+                one, one | 1, (bias - 1) << m, (bias + 1) << m,           # 1, 1+ulp, 0.5, 2
+                one | (1 << (m - 1))]                                     # 1.5
+        if not finite:
+            vals += [exp, exp | (1 << (m - 1)), exp | 1,                  # inf, qNaN, sNaN
+                     exp | (1 << (m - 1)) | 0x5, sign - 1]                # payload NaNs
+    return sorted({v for x in vals for v in (x, x | sign)})
+
+
+def _finite_mask(raw: np.ndarray, type_name: str) -> np.ndarray:
+    e, s = _FMT[type_name]
+    exp = ((1 << e) - 1) << (s - 1)
+    return (raw & raw.dtype.type(exp)) != raw.dtype.type(exp)
+
+
+def _random_fill(type_name: str, n: int, rng: np.random.Generator, finite: bool,
+                 real: bool) -> np.ndarray:
+    """n elements as unsigned bit patterns of the type's width."""
+    bits = type_bits(type_name)
+    udt = _uint(bits)
+    if is_float_type(type_name) and real:
+        k = rng.integers(-127, 128, size=n).astype(np.float64) / 4.0
+        return _from_f64(type_name, k)
+    raw = rng.integers(0, 1 << bits, size=n, dtype=np.uint64).astype(udt) if bits < 64 else \
+        rng.integers(0, np.iinfo(np.uint64).max, size=n, dtype=np.uint64, endpoint=True)
+    if is_float_type(type_name) and finite:
+        bad = ~_finite_mask(raw, type_name)
+        if bad.any():       # replace NaN/inf by a finite pattern with the same sign and payload
+            raw[bad] &= ~udt.type(1 << (bits - 2))
+    return raw
+
+
+def _from_f64(type_name: str, x: np.ndarray) -> np.ndarray:
+    """Exactly representable float64 values as bit patterns of the type."""
+    if type_name == "bf16":
+        return (x.astype(np.float32).view(np.uint32) >> np.uint32(16)).astype(np.uint16)
+    return x.astype(dtype_of(type_name)).view(_uint(type_bits(type_name)))
+
+
+# ------------------------------------------------------------------ elements and arrays
+
+def elements(type_name: str, *, finite: bool = False, real: bool = False):
+    """One element of a spec type as an int bit pattern (predictable, shrinks to 0)."""
+    _check_type(type_name)
+    _check_bool("finite", finite)
+    _check_bool("real", real)
+    sp = special_bits(type_name, finite=finite, real=real)
+    bits = type_bits(type_name)
+    if is_float_type(type_name) and real:
+        rand = st.integers(-127, 127).map(
+            lambda k: int(_from_f64(type_name, np.array([k / 4.0]))[0]))
+    elif is_float_type(type_name) and finite:
+        rand = st.integers(0, (1 << bits) - 1).map(
+            lambda v: int(_random_fill_one(type_name, v)))
+    else:
+        rand = st.integers(0, (1 << bits) - 1)
+    return st.one_of(st.sampled_from(sp), rand)
+
+
+def _random_fill_one(type_name: str, v: int) -> int:
+    a = np.array([v], dtype=_uint(type_bits(type_name)))
+    if not _finite_mask(a, type_name)[0]:
+        a[0] &= ~a.dtype.type(1 << (type_bits(type_name) - 2))
+    return int(a[0])
+
+
+_MODES = ("random", "mixed", "specials")
+
+
+def arrays(type_name: str, length: int, *, finite: bool = False, real: bool = False):
+    """A 1-d numpy array of `length` elements of a spec type (dtype as `verifier.spec`)."""
+    _check_type(type_name)
+    length = _check_length(length)
+    _check_bool("finite", finite)
+    _check_bool("real", real)
+    key = (type_name, length, finite, real)
+    s = _ARRAYS.get(key)
+    if s is None:
+        if len(_ARRAYS) > 4096:
+            _ARRAYS.clear()
+        s = _ARRAYS[key] = _arrays(type_name, length, finite, real)
+    return s
+
+
+_ARRAYS: dict[tuple, object] = {}
+
+
+def _arrays(type_name: str, length: int, finite: bool, real: bool):
+    # Few choices per buffer (each hypothesis choice costs tens of microseconds): one `fill`
+    # (0: all zeros; else a seed, and fill % 3 picks random / mixed / specials-only), and up
+    # to MAX_SPECIALS placements, each one integer packing (position, special). Shrinking
+    # moves fill to 0 and placements to position 0 with the first special.
+    sp = np.array(special_bits(type_name, finite=finite, real=real), dtype=np.uint64)
+    nsp = len(sp)
+    bits = type_bits(type_name)
+    udt = _uint(bits)
+    dt = dtype_of(type_name)
+    if length == 0:
+        return st.just(np.zeros(0, dtype=dt)).map(lambda a: a.copy())
+    fill_s = st.integers(0, 2**32 - 1)
+    placed_s = st.lists(st.integers(0, length * nsp - 1), max_size=min(length, MAX_SPECIALS))
+
+    @st.composite
+    def draw(d):
+        fill = d(fill_s)
+        if fill == 0:
+            raw = np.zeros(length, dtype=udt)
+        else:
+            rng = np.random.default_rng(fill)
+            mode = _MODES[fill % 3]
+            if mode == "specials":
+                raw = sp[rng.integers(0, nsp, size=length)].astype(udt)
+            else:
+                raw = _random_fill(type_name, length, rng, finite, real)
+                if mode == "mixed":
+                    where = rng.random(length) < 0.125
+                    raw[where] = sp[rng.integers(0, nsp, size=int(where.sum()))].astype(udt)
+        for v in d(placed_s):
+            raw[v // nsp] = sp[v % nsp]
+        return raw.view(dt).copy() if raw.dtype != dt else raw
+    return draw()
+
+
+# ------------------------------------------------------------------ scalars
+
+def launch_multiples(spec: PairSpec) -> list[int]:
+    """Block dimensions, their products, and the constant divisors of grid expressions."""
+    _check_spec(spec)
+    out: set[int] = set()
+    for side in (spec.reference, spec.candidate):
+        dims = []
+        for e in side.block:
+            if not e.names:
+                dims.append(int(e.eval({})))
+        for d in dims:
+            out.add(d)
+        if dims:
+            out.add(int(np.prod(dims)))
+        for e in side.grid:
+            _divisors(e.node, out)
+    return sorted(x for x in out if x > 1)
+
+
+def _divisors(n, out: set) -> None:
+    if n.kind == "call" and n.value == "ceil_div" and n.args[1].kind == "int":
+        out.add(int(n.args[1].value))
+    if n.kind == "bin" and n.value in ("//", "%") and n.args[1].kind == "int":
+        out.add(int(n.args[1].value))
+    for a in n.args:
+        _divisors(a, out)
+
+
+def _int_edges(lo: int, hi: int, multiples: list[int]) -> list[int]:
+    vals = {lo, hi, lo + 1, hi - 1, 0, 1, 2}
+    for b in multiples:
+        ks = list(range(1, _MULTIPLES_PER_CONSTANT + 1))
+        top = hi // b
+        ks += [top - 1, top]
+        for k in ks:
+            if k >= 1:
+                vals.update((k * b - 1, k * b, k * b + 1))
+    return sorted(v for v in vals if lo <= v <= hi)
+
+
+def _scalar_strategy(p: ParamSpec, multiples: list[int], finite: bool):
+    if p.values is not None:
+        return st.sampled_from(sorted(p.values)).map(lambda v: scalar_value(p, v))
+    if p.is_float:
+        bits = type_bits(p.type)
+        if p.range is not None:
+            lo, hi = p.range
+            edges = sorted({lo, hi} | ({0.0} if lo <= 0 <= hi else set()))
+            width = 64 if bits == 64 else 32 if bits == 32 else 16
+            inner = st.floats(lo, hi, width=width, allow_nan=False, allow_infinity=False)
+            return st.one_of(st.sampled_from(edges), inner).map(lambda v: scalar_value(p, v))
+        ud = _uint(bits)
+        return elements(p.type, finite=finite).map(
+            lambda b: np.array([b], dtype=ud).view(p.dtype)[0] if p.type != "bf16"
+            else int(b))
+    lo, hi = p.range if p.range is not None else int_bounds(p.type)
+    return st.one_of(st.sampled_from(_int_edges(lo, hi, multiples)), st.integers(lo, hi))
+
+
+_ASSUME_TRIES = 4
+
+
+def launch_values(spec: PairSpec, *, fixed: Mapping[str, Any] | None = None,
+                  finite: bool = False):
+    """Every scalar param by name, satisfying `assume` (edges first; see module docstring)."""
+    _check_spec(spec)
+    _check_bool("finite", finite)
+    fixed = dict(fixed or {})
+    for k in fixed:
+        try:
+            p = spec.param(k)
+        except KeyError:
+            raise InvalidArgument(f"fixed names {k!r}, which is not a param of {spec.name}") \
+                from None
+        if not p.is_scalar:
+            raise InvalidArgument(f"fixed names {k!r}, which is a buffer, not a scalar")
+        if not p.allows(fixed[k]):
+            raise InvalidArgument(f"fixed {k}={fixed[k]!r} is outside the spec's domain "
+                                  f"({p.describe_domain()})")
+    multiples = launch_multiples(spec)
+    free = [p for p in spec.scalars if p.name not in fixed]
+    per = {p.name: _scalar_strategy(p, multiples, finite) for p in free}
+    order = [p.name for p in spec.scalars]
+
+    @st.composite
+    def draw(d):
+        for _ in range(_ASSUME_TRIES):
+            env = dict(fixed)
+            for name, s in per.items():
+                env[name] = d(s)
+            if spec.check_assumptions(env):
+                return {k: env[k] for k in order}
+        # `assume` rejects most edge/uniform draws: rejection-sample from a drawn seed.
+        rng = np.random.default_rng(d(st.integers(0, 2**32 - 1)))
+        return draw_scalars(spec, rng, fixed=fixed)
+    return draw()
+
+
+# ------------------------------------------------------------------ params and specs
+
+def from_param(param: ParamSpec, length: int | None = None,
+               scalars: Mapping[str, Any] | None = None, *, finite: bool = False,
+               real: bool = False, multiples: list[int] | tuple = ()):
+    """One param's value: a scalar within its domain, or a buffer of its element type."""
+    if not isinstance(param, ParamSpec):
+        raise InvalidArgument(f"param must be a verifier.spec.ParamSpec (spec.param(name)), "
+                              f"got {type(param).__name__}")
+    _check_bool("finite", finite)
+    _check_bool("real", real)
+    if param.is_scalar:
+        if length is not None:
+            raise InvalidArgument(f"length= is for buffers; {param.name!r} is a scalar")
+        return _scalar_strategy(param, sorted(int(m) for m in multiples), finite)
+    if length is None:
+        if scalars is None:
+            raise InvalidArgument(f"buffer {param.name!r} needs length= or scalars= (to "
+                                  f"evaluate its length {param.length.text!r})")
+        missing = sorted(param.length.names - set(scalars))
+        if missing:
+            raise InvalidArgument(f"scalars= lacks {', '.join(missing)}, needed for the length "
+                                  f"{param.length.text!r} of {param.name!r}")
+        length = param.length_of(scalars)
+    return arrays(param.type, length, finite=finite, real=real)
+
+
+def from_spec(spec: PairSpec, *, finite: bool = False, real: bool | None = None,
+              fixed: Mapping[str, Any] | None = None):
+    """Every param of the spec by name: scalars from `launch_values`, then each buffer."""
+    _check_spec(spec)
+    real = spec.mode == "real" if real is None else _check_bool("real", real)
+    scal = launch_values(spec, fixed=fixed, finite=finite)
+    buffers = spec.buffers
+
+    @st.composite
+    def draw(d):
+        scalars = d(scal)
+        out: dict[str, Any] = {}
+        for p in spec.params:
+            if p.is_scalar:
+                out[p.name] = scalars[p.name]
+            else:
+                out[p.name] = d(arrays(p.type, p.length_of(scalars), finite=finite, real=real))
+        return out
+    del buffers
+    return draw()
