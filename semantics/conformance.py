@@ -587,12 +587,12 @@ def concrete_backend(c: FormCase, inputs: dict[str, list]) -> Outcome:
     return Outcome(r.outputs, r.effect_whats())
 
 
-def symbolic_backend(c: FormCase, inputs: dict[str, list]) -> Outcome:
-    """z3 domain on fresh variables; concrete inputs substituted afterwards."""
-    regs = c.reg_decls
+def symbolic_variables(reg_decls: dict[str, str], inputs: dict[str, list]):
+    """A fresh z3 variable per input register lane, and the substitution that gives each the
+    concrete input value: `(variables by register, [(variable, value)])`."""
     sym, subst = {}, []
     for name, values in inputs.items():
-        t = TYPES[regs[name]]
+        t = TYPES[reg_decls[name]]
         lane_vars = []
         for i, v in enumerate(values):
             tag = f"{name.lstrip('%')}_l{i}"
@@ -604,6 +604,13 @@ def symbolic_backend(c: FormCase, inputs: dict[str, list]) -> Outcome:
                 subst.append((var, z3.BitVecVal(int(v) & ((1 << t.bits) - 1), t.bits)))
             lane_vars.append(var)
         sym[name] = lane_vars
+    return sym, subst
+
+
+def symbolic_backend(c: FormCase, inputs: dict[str, list]) -> Outcome:
+    """z3 domain on fresh variables; concrete inputs substituted afterwards."""
+    regs = c.reg_decls
+    sym, subst = symbolic_variables(regs, inputs)
     r = execute(c.line, regs, sym, "symbolic", lanes=len(next(iter(inputs.values()))) if inputs else c.lanes)
     values = {}
     for reg, vals in r.outputs.items():

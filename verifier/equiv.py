@@ -382,7 +382,9 @@ def _from_bits(p: ParamSpec, bits: int):
     return bits - (1 << w) if lo < 0 and bits >= 1 << (w - 1) else bits
 
 
-def _fault_counterexample(ctx, env, error, seed) -> Verdict:
+def _concrete_inputs(ctx, env: dict, seed: int) -> tuple[dict, dict]:
+    """Replay inputs for a launch shape: the free scalars at their least allowed value (the
+    behaviour replayed does not depend on them) and random buffer contents."""
     rng = np.random.default_rng(seed)
     scalars = dict(env)
     for p in ctx.spec.scalars:
@@ -391,6 +393,11 @@ def _fault_counterexample(ctx, env, error, seed) -> Verdict:
             scalars[p.name] = dom[0] if dom else 0
     inputs = make_inputs(ctx.spec, scalars, rng)
     inputs.update(scalars)
+    return scalars, inputs
+
+
+def _fault_counterexample(ctx, env, error, seed) -> Verdict:
+    scalars, inputs = _concrete_inputs(ctx, env, seed)
     try:
         _replay(ctx, scalars, inputs)
     except (MemoryFault, ExecutionError) as e:
@@ -400,14 +407,7 @@ def _fault_counterexample(ctx, env, error, seed) -> Verdict:
 
 
 def _race_check(ctx, env, seed) -> Verdict | None:
-    rng = np.random.default_rng(seed)
-    scalars = dict(env)
-    for p in ctx.spec.scalars:
-        if p.name not in scalars:
-            dom = _domain(p)
-            scalars[p.name] = dom[0] if dom else 0
-    inputs = make_inputs(ctx.spec, scalars, rng)
-    inputs.update(scalars)
+    scalars, inputs = _concrete_inputs(ctx, env, seed)
     for role in ("reference", "candidate"):
         _, result = run_side(ctx.spec.side(role), inputs, scalars, detect_races=True)
         races = [e for e in result.effects if e.kind == "race"]

@@ -26,7 +26,7 @@ import z3
 # The harness core lives in the package (keq fuzz --semantics runs it too); re-exported here.
 from semantics.conformance import (  # noqa: F401
     Run, _is_concrete, _lanes, _out, _parsed, _prepared, _seed, _z3_value, _dest_regs, execute,
-    parse_line_form, ptx_kernel, run_instruction, to_hex,
+    parse_line_form, ptx_kernel, run_instruction, symbolic_variables, to_hex,
 )
 from semantics.ir.types import TYPES
 
@@ -42,21 +42,7 @@ def agree(ptx_line: str, reg_decls: dict[str, str], inputs: dict[str, Sequence],
     out). Returns the concrete run."""
     conc = execute(ptx_line, reg_decls, inputs, "concrete", lanes=lanes, outputs=outputs)
     n = _lanes(inputs, lanes)
-    sym_inputs: dict[str, list] = {}
-    subst: list[tuple] = []
-    for name, values in inputs.items():
-        t = TYPES[reg_decls[name]]
-        lane_vars = []
-        for i, v in enumerate(values):
-            tag = f"{name.lstrip('%')}_l{i}"
-            if t.kind == "pred":
-                var = z3.Bool(tag)
-                subst.append((var, z3.BoolVal(bool(v))))
-            else:
-                var = z3.BitVec(tag, t.bits)
-                subst.append((var, z3.BitVecVal(int(v) & ((1 << t.bits) - 1), t.bits)))
-            lane_vars.append(var)
-        sym_inputs[name] = lane_vars
+    sym_inputs, subst = symbolic_variables(reg_decls, inputs)
     sym = execute(ptx_line, reg_decls, sym_inputs, "symbolic", lanes=n, outputs=outputs)
     form = conc.form.name
     shown = ", ".join(f"{k}=[{', '.join(to_hex(x) for x in v)}]" for k, v in inputs.items())

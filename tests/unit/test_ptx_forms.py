@@ -3,7 +3,7 @@ generic_name() (type modifiers replaced by T) is the tier entry.
 
 The lines in FORMS are real nvcc output (`nvcc -ptx -arch=sm_90 -O3`, CUDA 13.0, some with
 -use_fast_math) or inline asm as nvcc passes it through, with registers renumbered into the
-ranges the test kernel declares. The tier lists are copied from PTX-COVERAGE.md as data.
+ranges the test kernel declares. The tier lists come from semantics.conformance (PTX-COVERAGE.md as data).
 """
 
 from __future__ import annotations
@@ -16,40 +16,8 @@ from semantics.ir import (
 from semantics.ptx import parse_ptx, print_module
 from semantics.ptx import registry
 
-TIER1 = (
-    'ret', 'ld.param.T', 'mov.T', 'add.T', 'cvta.to.global.T', 'bra', 'mul.wide.T', 'mad.lo.T',
-    'shl.T', 'st.global.T', 'setp.ge.T', 'ld.global.T', 'setp.lt.T', 'and.T', 'sub.T', 'setp.ne.T',
-    'cvt.T.T', 'setp.eq.T', 'shr.T', 'mul.lo.T', 'setp.gt.T', 'bar.sync', 'or.T', 'st.shared.T',
-    'mul.T', 'cvt.rn.T.T', 'ld.shared.T', 'fma.rn.T', 'bra.uni', 'selp.T', 'neg.T',
-    'st.global.v4.T', 'div.rn.T', 'ld.global.v4.T', 'max.T', 'shfl.sync.bfly.T', 'xor.T', 'not.T',
-    'setp.le.T', 'div.T', 'barrier.sync', 'cvt.rzi.T.T', 'abs.T', 'min.T', 'add.ftz.T', 'rcp.rn.T',
-    'st.global.v2.T', 'atom.global.add.T', 'st.param.T', 'call.uni', 'ld.global.v2.T',
-    'ld.const.T', 'ex2.approx.T', 'rem.T', 'cvta.global.T', 'tex.2d.v4.T.T', 'sqrt.rn.T',
-    'shfl.sync.down.T', 'setp.ltu.T', 'setp.neu.T',
-)
-
-TIER2 = (
-    'ex2.approx.ftz.T', 'ld.shared.v4.T', 'fma.rn.ftz.T', 'mul.ftz.T', 'cp.async.wait_group',
-    'cp.async.commit_group', 'st.shared.v4.T', 'shfl.sync.idx.T', 'sub.ftz.T', 'rcp.approx.ftz.T',
-    'cvt.sat.T.T', 'cp.async.cg.shared.global.L2::128B', 'st.local.T',
-    'ldmatrix.sync.aligned.x4.m8n8.shared.T', 'mma.sync.aligned.m16n8k16.row.col.T.T.T.T', 'bfi.T',
-    'div.approx.ftz.T', 'ldmatrix.sync.aligned.x2.trans.m8n8.shared.T', 'ld.local.T',
-    'ld.global.nc.T', 'ldmatrix.sync.aligned.x2.m8n8.shared.T', 'ld.volatile.shared.T',
-    'st.volatile.shared.T', 'rsqrt.approx.ftz.T', 'fma.rm.T', 'shfl.sync.up.T', 'ld.shared.v2.T',
-    'mul.hi.T', 'cvt.rni.T.T', 'rsqrt.approx.T', 'setp.geu.T', 'atom.shared.add.T',
-    'bar.warp.sync', 'cvta.local.T', 'mul.rn.T', 'setp.leu.T', 'mad.wide.T', 'st.local.v4.T',
-    'st.shared.v2.T', 'max.ftz.T', 'set.eq.T.T', 'clz.T', 'cvta.shared.T', 'ld.global.cs.T',
-    'ld.global.cs.v4.T', 'ld.const.v4.T', 'st.local.v2.T', 'tex.1d.v4.T.T', 'ld.global.nc.v4.T',
-    'ld.local.v4.T', 'st.global.cs.T', 'cp.async.ca.shared.global.L2::128B', 'st.T', 'add.rn.T',
-    'call', 'copysign.T', 'ld.volatile.global.T', 'cvt.ftz.T.T', 'cvt.rmi.T.T', 'cvt.rn.ftz.T.T',
-    'div.approx.T', 'ld.T', 'setp.gtu.T', 'setp.lt.ftz.T', 'tex.3d.v4.T.T',
-    'cp.async.cg.shared.global', 'lg2.approx.ftz.T', 'setp.gt.ftz.T', 'atom.shared.exch.T',
-    'cvta.to.local.T', 'lg2.approx.T', 'sqrt.approx.ftz.T', 'st.global.cs.v4.T',
-    'atom.add.noftz.T', 'bmsk.clamp.T', 'cp.async.ca.shared.global', 'ld.global.nc.v2.T',
-    'ld.param.v2.T', 'ld.volatile.global.v4.T', 'tanh.approx.T', 'sust.b.2d.v4.T.trap',
-    'tex.a2d.v4.T.T', 'add.rz.T', 'cvt.rn.satfinite.T.T', 'cvt.rpi.T.T', 'fma.rz.T',
-    'ld.local.v2.T',
-)
+# The tier lists of PTX-COVERAGE.md, kept once as data in the package.
+from semantics.conformance import TIER1, TIER2  # noqa: E402
 
 # (tier entry, one realistic PTX line of that form)
 FORMS = (
