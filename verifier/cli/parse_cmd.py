@@ -19,7 +19,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Parse a PTX file and list each kernel: parameters, registers, shared "
                     "memory, instructions, basic blocks, and the instructions keq parses but "
                     "gives no semantics yet (refused by name by every later stage).")
-    p.add_argument("file", metavar="FILE.ptx")
+    p.add_argument("file", metavar="FILE.ptx",
+                   help="a PTX file, a SASS listing (.sass: nvdisasm or cuobjdump -sass "
+                        "output) or a .cubin (disassembled with nvdisasm)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(run=run)
 
@@ -121,7 +123,24 @@ def _print_text(path: str, m: Module, kernels: list[KernelSummary]) -> None:
             print("  unsupported  none: every instruction has semantics")
 
 
+def _run_sass(args: argparse.Namespace) -> int:
+    """`.sass` / `.cubin`: the SASS front end (semantics.sass)."""
+    from semantics import sass
+    from semantics.sass.summary import format_sass, summarize_sass
+    m = (sass.parse_cubin(args.file) if args.file.endswith(".cubin")
+         else sass.parse_sass_file(args.file))
+    kernels = summarize_sass(m, sass.is_supported)
+    if args.json:
+        print(json.dumps({"file": args.file, "isa": "sass", "arch": m.arch, "source": m.source,
+                          "functions": kernels}, indent=2))
+    else:
+        print(format_sass(args.file, m, kernels))
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.file.endswith((".sass", ".cubin")):
+        return _run_sass(args)
     m = parse_ptx_file(args.file)
     kernels = summarize(m)
     if args.json:
