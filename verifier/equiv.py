@@ -43,7 +43,10 @@ from semantics.machine.executor import ExecutionError, UnrollLimit
 from semantics.machine.kernel import PreparedKernel
 from semantics.machine.symbolic_run import SymBuffer, SymbolicLaunch, run_symbolic
 from verifier.emulate import run_side
-from verifier.spec import PairSpec, ParamSpec, int_bounds, make_inputs, type_bits
+from verifier.real_mode import NotReal, RealTranslator
+from verifier.solvers import DEFAULT_SOLVERS, Cache, Obligation, solve
+from verifier.spec import (PairSpec, ParamSpec, draw_scalars, int_bounds, make_inputs,
+                           type_bits)
 
 EQUIVALENT, NOT_EQUIVALENT, INCONCLUSIVE = "equivalent", "not-equivalent", "inconclusive"
 
@@ -92,6 +95,11 @@ class _Ctx:
     stages: list[Stage] = field(default_factory=list)
     assumptions: set[str] = field(default_factory=set)
     witness: tuple | None = None          # the differing pair of terms the solver split
+    solvers: tuple[str, ...] = DEFAULT_SOLVERS
+    dump_dir: str | None = None
+    cache: Cache = field(default_factory=Cache)
+    obligations: list = field(default_factory=list)   # every SolveResult, for certificates
+    trials: int = 8
 
 
 def _launch_scalars(spec: PairSpec) -> set[str]:
@@ -262,36 +270,104 @@ def check_assignment(ctx: _Ctx, env: dict[str, int], seed: int) -> Verdict | Non
         ctx.stages.append(Stage("outputs", "ok", time.perf_counter() - t0,
                                 "identical terms, no solver needed"))
         return None
+    # Testing before solving: a difference that random inputs show is found in milliseconds
+    # (it is concrete, so it needs no further replay); only the rest goes to a solver.
+    if ctx.trials > 0 and spec.mode == "bitexact":
+        t1 = time.perf_counter()
+        tested = _test_for_difference(ctx, env, seed, trials=ctx.trials)
+        ctx.stages.append(Stage("random testing", "failed" if tested else "ok",
+                                time.perf_counter() - t1, f"{ctx.trials} random input set(s)"))
+        if tested is not None:
+            return tested
     if spec.mode == "real":
-        return _inconclusive(ctx, f"{len(diffs)} output element(s) are not bit-identical terms "
-                                  f"and mode 'real' needs the real-arithmetic encoding (not "
-                                  f"built yet)")
+        float_diffs = [d for d in diffs if d[0].is_float]
+        diffs = [d for d in diffs if not d[0].is_float]     # integers stay exact
+        if float_diffs:
+            verdict = _real_outputs(ctx, env, float_diffs, constraints, variables, seed, t0)
+            if verdict is not None:
+                return verdict
+        if not diffs:
+            return None
     # One element at a time, cheapest first: a difference usually shows in the first element
-    # tried, and small queries keep FP obligations within reach of the solver.
-    s = z3.Solver()
-    s.set("timeout", int(ctx.timeout_s * 1000))
-    s.add(*constraints)
+    # tried, and small queries keep FP obligations within reach of the solvers.
     unknown = []
-    answer = z3.unsat
+    found = None
     for p, i, a, b in sorted(diffs, key=lambda d: _size(d[2]) + _size(d[3])):
         w = type_bits(p.type)
-        s.push()
-        s.add(_bv(a, w) != _bv(b, w))
-        answer = s.check()
-        if answer == z3.sat:
+        ob = Obligation(z3.And(*constraints, _bv(a, w) != _bv(b, w)), f"{p.name}[{i}] differs")
+        r = solve(ob, solvers=ctx.solvers, timeout_s=ctx.timeout_s, cache=ctx.cache,
+                  dump_dir=ctx.dump_dir)
+        ctx.obligations.append(r)
+        if r.answer == "sat":
             ctx.witness = (a, b)
+            found = r
             break
-        if answer == z3.unknown:
-            unknown.append(f"{p.name}[{i}]: {s.reason_unknown()}")
-        s.pop()
-    ctx.stages.append(Stage("outputs", str(answer), time.perf_counter() - t0,
-                            f"{len(diffs)} element(s) to the solver"))
-    if answer != z3.sat:
+        if r.answer != "unsat":
+            unknown.append(f"{p.name}[{i}]: {r.answer} ({r.detail or r.solver})")
+    ctx.stages.append(Stage("outputs", "sat" if found else ("unknown" if unknown else "unsat"),
+                            time.perf_counter() - t0,
+                            f"{len(diffs)} element(s) to the solvers "
+                            f"({', '.join(ctx.solvers)})"))
+    if found is None:
         if unknown:
-            return _inconclusive(ctx, f"solver gave no answer on {len(unknown)} output "
+            return _inconclusive(ctx, f"no solver answered on {len(unknown)} output "
                                       f"element(s) at {_env(env)} (first: {unknown[0]})")
         return None
-    return _model_counterexample(ctx, env, s.model(), variables, seed)
+    model = found.model or {}
+    needed = {str(v) for t in ctx.witness if not isinstance(t, int) for v in z3util.get_vars(t)}
+    missing = sorted(n for n in needed if n in variables and n not in model)
+    if missing:
+        raise InternalError(f"{found.solver} returned a model without {', '.join(missing[:3])}")
+    return _model_counterexample(ctx, env, lambda v: int(model.get(str(v), 0)), variables,
+                                 seed)
+
+
+def _real_outputs(ctx, env, diffs, constraints, variables, seed, t0) -> Verdict | None:
+    """Mode real: the outputs must be equal as real functions of the inputs (module doc of
+    `verifier.real_mode`). A difference is replayed with small integer inputs, on which the
+    float arithmetic of both kernels is exact, so the emulator shows the same difference."""
+    tr = RealTranslator()
+    try:
+        pairs = [(tr.value(a, type_bits(p.type)), tr.value(b, type_bits(p.type)))
+                 for p, _, a, b in diffs]
+    except NotReal as e:
+        return _inconclusive(ctx, f"mode 'real': {e} has no real-arithmetic reading")
+    s = z3.Solver()
+    s.set("timeout", int(ctx.timeout_s * 1000))
+    s.add(z3.Or([ra != rb for ra, rb in pairs]))
+    answer = s.check()
+    ctx.stages.append(Stage("outputs (real)", str(answer), time.perf_counter() - t0,
+                            f"{len(pairs)} element(s) as real arithmetic"))
+    if answer == z3.unsat:
+        ctx.assumptions.add("mode real: the results are equal as real numbers, so the kernels "
+                            "agree modulo rounding, for finite values (no NaN or infinity)")
+        return None
+    if answer == z3.unknown:
+        return _inconclusive(ctx, f"solver (real arithmetic): {s.reason_unknown()}")
+    for v in tr.variables.values():
+        s.add(z3.IsInt(v), v >= -8, v <= 8)
+    if s.check() != z3.sat:
+        return _inconclusive(ctx, "mode 'real': the kernels differ as real functions, but no "
+                                  "small integer inputs show it (no replayable counterexample)")
+    model = s.model()
+
+    def value_of(var) -> int:
+        real = tr.variables.get(str(var))
+        if real is None:
+            return 0
+        x = model.eval(real, True)
+        f = float(x.as_fraction()) if z3.is_rational_value(x) else 0.0
+        return _bits_of_float(f, var.size())
+
+    return _model_counterexample(ctx, env, value_of, variables, seed)
+
+
+def _bits_of_float(f: float, width: int) -> int:
+    if width == 32:
+        return int(np.array([f], np.float32).view(np.uint32)[0])
+    if width == 64:
+        return int(np.array([f], np.float64).view(np.uint64)[0])
+    return int(np.array([f], np.float16).view(np.uint16)[0])
 
 
 def _size(t) -> int:
@@ -333,19 +409,20 @@ def _differences(spec: PairSpec, ref: dict, cand: dict):
     return tuple(diffs)
 
 
-def _model_counterexample(ctx, env, model, variables, seed) -> Verdict:
+def _model_counterexample(ctx, env, value_of, variables, seed) -> Verdict:
+    """`value_of(variable) -> bit pattern` reads the solver's model."""
     spec = ctx.spec
     rng = np.random.default_rng(seed)
     scalars = dict(env)
     for name, (pname, idx, v) in variables.items():
         if idx is None:
-            scalars[pname] = _from_bits(spec.param(pname), model.eval(v, True).as_long())
+            scalars[pname] = _from_bits(spec.param(pname), value_of(v))
     inputs = make_inputs(spec, scalars, rng)
     for name, (pname, idx, v) in variables.items():
         if idx is not None:
             arr = inputs[pname]
             raw = arr.view(f"u{arr.dtype.itemsize}")
-            raw[idx] = model.eval(v, True).as_long()
+            raw[idx] = value_of(v)
     inputs.update({k: v for k, v in scalars.items()})
     rep = _replay(ctx, scalars, {k: (v.copy() if isinstance(v, np.ndarray) else v)
                                  for k, v in inputs.items()})
@@ -382,18 +459,47 @@ def _from_bits(p: ParamSpec, bits: int):
     return bits - (1 << w) if lo < 0 and bits >= 1 << (w - 1) else bits
 
 
-def _concrete_inputs(ctx, env: dict, seed: int) -> tuple[dict, dict]:
-    """Replay inputs for a launch shape: the free scalars at their least allowed value (the
-    behaviour replayed does not depend on them) and random buffer contents."""
+def _concrete_inputs(ctx, env: dict, seed: int, *,
+                     random_scalars: bool = False) -> tuple[dict, dict]:
+    """Replay inputs for a launch shape: random buffer contents, and the free scalars at their
+    least allowed value (for replays whose behaviour does not depend on them) or, with
+    `random_scalars`, drawn within their ranges."""
     rng = np.random.default_rng(seed)
     scalars = dict(env)
     for p in ctx.spec.scalars:
         if p.name not in scalars:
             dom = _domain(p)
-            scalars[p.name] = dom[0] if dom else 0
+            if random_scalars:
+                scalars[p.name] = draw_scalars(ctx.spec, rng, fixed=scalars)[p.name]
+            else:
+                scalars[p.name] = dom[0] if dom else 0
     inputs = make_inputs(ctx.spec, scalars, rng)
     inputs.update(scalars)
     return scalars, inputs
+
+
+def _test_for_difference(ctx, env: dict, seed: int, trials: int) -> Verdict | None:
+    """Run both kernels on random inputs of this launch shape; a bit difference (bitexact) is
+    a counterexample as it stands. In real mode only differences the real check would also
+    see count, so testing is skipped there."""
+    if ctx.spec.mode == "real":
+        return None
+    for k in range(trials):
+        scalars, inputs = _concrete_inputs(ctx, env, seed + 1 + k, random_scalars=True)
+        rep = _replay(ctx, scalars, {n: (v.copy() if isinstance(v, np.ndarray) else v)
+                                     for n, v in inputs.items()})
+        ref, cand = rep["reference"][0], rep["candidate"][0]
+        diffs = _differences(ctx.spec, ref, cand)
+        if diffs:
+            approx = [e for role in rep.values() for e in role[1].effects
+                      if e.kind == "approximation"]
+            if approx:
+                continue          # the host's approximations are not the GPU's
+            cex = Counterexample(scalars, inputs, _outs(ctx.spec, ref), _outs(ctx.spec, cand),
+                                 diffs, note="found by random testing before solving")
+            return Verdict(NOT_EQUIVALENT, "", (f"{len(diffs)}+ output element(s) differ",),
+                           counterexample=cex)
+    return None
 
 
 def _fault_counterexample(ctx, env, error, seed) -> Verdict:
@@ -440,10 +546,13 @@ def claim_text(spec: PairSpec, fixed: dict[str, int]) -> str:
 
 
 def verify(spec: PairSpec, *, fixed: dict[str, int] | None = None, timeout_s: float = 60.0,
-           unroll: int = 64, max_shapes: int = 16, seed: int = 0, progress=None) -> Verdict:
+           unroll: int = 64, max_shapes: int = 16, seed: int = 0, progress=None,
+           solvers: tuple[str, ...] = DEFAULT_SOLVERS, dump_smt: str | None = None,
+           trials: int = 8) -> Verdict:
     fixed = dict(fixed or {})
     start = time.perf_counter()
-    ctx = _Ctx(spec, timeout_s, unroll)
+    ctx = _Ctx(spec, timeout_s, unroll, solvers=tuple(solvers), dump_dir=dump_smt,
+               trials=trials)
     claim = claim_text(spec, fixed)
     shapes, why = assignments(spec, fixed, max_shapes)
     if not shapes:

@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from verifier.equiv import EQUIVALENT, INCONCLUSIVE, NOT_EQUIVALENT, Verdict, verify
 from verifier.inputs import parse_set, save_npz
+from verifier.solvers import DEFAULT_SOLVERS
 from verifier.spec import load_spec
 
 EXIT = {EQUIVALENT: 0, NOT_EQUIVALENT: 1, INCONCLUSIVE: 2}
@@ -36,6 +37,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="iterations of a data-dependent loop before giving up (default 64)")
     p.add_argument("--max-shapes", type=int, default=16, metavar="N",
                    help="launch shapes (scalar combinations) to enumerate at most (default 16)")
+    p.add_argument("--solver", action="append", dest="solvers", metavar="NAME",
+                   choices=("z3", "bitwuzla", "cvc5"),
+                   help="use this solver (repeatable; default: race z3, bitwuzla and cvc5, "
+                        "whichever are installed)")
+    p.add_argument("--dump-smt", metavar="DIR",
+                   help="write every solver obligation as SMT-LIB2 (<sha256>.smt2) to DIR")
+    p.add_argument("--trials", type=int, default=8, metavar="N",
+                   help="random input sets to test per launch shape before solving "
+                        "(default 8; 0: solve only)")
     p.add_argument("--seed", type=int, default=0, help="seed for replay inputs (default 0)")
     p.add_argument("--save-counterexample", metavar="F.npz",
                    help="write a counterexample's inputs and both outputs (keq run format)")
@@ -120,6 +130,8 @@ def run(args: argparse.Namespace) -> int:
     fixed = dict(parse_set(spec, item) for item in args.sets)
     v = verify(spec, fixed=fixed, timeout_s=args.timeout, unroll=args.unroll,
                max_shapes=args.max_shapes, seed=args.seed,
+               solvers=tuple(args.solvers) if args.solvers else DEFAULT_SOLVERS,
+               dump_smt=args.dump_smt, trials=args.trials,
                progress=_progress(not args.json and sys.stderr.isatty()))
     if not args.json and sys.stderr.isatty():
         print("\r\033[K", end="", file=sys.stderr)

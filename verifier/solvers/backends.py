@@ -140,6 +140,11 @@ class Z3Backend(Backend):
         return self._result("unknown", None, t0, why)
 
 
+def _unquote(symbol: str) -> str:
+    """SMT-LIB quoted symbols (`|A[0]|`) name the same constant as the bare z3 name."""
+    return symbol[1:-1] if len(symbol) >= 2 and symbol[0] == symbol[-1] == "|" else symbol
+
+
 def _z3_model(m: z3.ModelRef, roots, names) -> dict[str, int | bool]:
     from verifier.solvers.smtlib import _postorder
     consts = {}
@@ -195,7 +200,7 @@ class BitwuzlaBackend(Backend):
         if r == bz.Result.SAT:
             model: dict[str, int | bool] = {}
             for f in parser.get_declared_funs():
-                name = f.symbol()
+                name = _unquote(f.symbol())
                 if name.startswith(AUX_PREFIX) or (p.consts and name not in p.consts):
                     continue
                 sort = f.sort()

@@ -1,0 +1,86 @@
+"""`keq verify` as a user runs it: exit codes, the report, --json, counterexample files that
+`keq run` replays, solver dumps, and bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from verifier.cli.main import main
+
+K = Path(__file__).resolve().parents[2] / "kernels"
+
+
+def test_equivalent_pair_exits_0_and_shows_claim_stages_and_verdict(capsys):
+    rc = main(["verify", str(K / "vector_add/vec4.toml"), "--set", "n=7"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert out.startswith("claim    vector_add/vec4: vector_add_vec4 == vector_add (bitexact) "
+                          "for n=7, every input")
+    assert "symbolic execution" in out and "races" in out and "verdict  EQUIVALENT" in out
+
+
+def test_buggy_pair_exits_1_with_a_replayable_counterexample(tmp_path, capsys):
+    cex = tmp_path / "cex.npz"
+    spec = str(K / "reduce/i32_warp_shfl_badoffset.toml")
+    rc = main(["verify", spec, "--set", "n=3", "--save-counterexample", str(cex)])
+    out = capsys.readouterr().out
+    assert rc == 1 and "NOT EQUIVALENT" in out and "out[0]: reference 0x" in out
+    with np.load(cex) as z:
+        want_ref, want_cand = z["reference:out"], z["candidate:out"]
+    assert not np.array_equal(want_ref, want_cand)
+    for side, want in (("reference", want_ref), ("candidate", want_cand)):
+        out_npz = tmp_path / f"{side}.npz"
+        assert main(["run", spec, "--side", side, "--inputs", str(cex), "--output",
+                     str(out_npz)]) == 0
+        with np.load(out_npz) as z:
+            assert np.array_equal(z["out"], want)
+
+
+def test_unbounded_claim_is_inconclusive_exit_2_with_the_reason(capsys):
+    rc = main(["verify", str(K / "vector_add/vec4.toml")])
+    out = capsys.readouterr().out
+    assert rc == 2 and "INCONCLUSIVE" in out and "2048 launch shapes" in out
+
+
+def test_json_report(capsys):
+    rc = main(["verify", str(K / "saxpy/fma_real.toml"), "--set", "n=8", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert rc == 0 and report["verdict"] == "equivalent"
+    assert set(report) >= {"claim", "verdict", "reasons", "assumptions", "stages",
+                           "counterexample", "seconds", "launch_shapes"}
+    assert any("modulo rounding" in a for a in report["assumptions"])
+
+
+def test_dump_smt_writes_every_obligation(tmp_path, capsys):
+    rc = main(["verify", str(K / "saxpy/fma_bitexact.toml"), "--set", "n=2", "--dump-smt",
+               str(tmp_path), "--trials", "0"])
+    out = capsys.readouterr().out
+    assert rc == 1 and "to the solvers" in out and "random testing" not in out
+    dumped = list(tmp_path.glob("*.smt2"))
+    assert dumped and all("(check-sat)" in f.read_text() for f in dumped)
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["verify", "nope.toml"], "nope.toml"),
+    (["verify", str(K / "vector_add/vec4.toml"), "--set", "m=3"], "no param named 'm'"),
+    (["verify", str(K / "vector_add/vec4.toml"), "--set", "n=0"], "n"),
+    (["verify", str(K / "vector_add/vec4.toml"), "--mode", "fuzzy"], "invalid choice"),
+])
+def test_bad_input_exits_3_without_traceback(argv, needle, capsys):
+    with pytest.raises(SystemExit) if "--mode" in argv else _nullcontext():
+        rc = main(argv)
+        assert rc == 3
+    err = capsys.readouterr().err
+    assert needle in err and "Traceback" not in err
+
+
+class _nullcontext:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False

@@ -1,0 +1,115 @@
+"""`mode = "real"`: floating-point results read as real arithmetic.
+
+The claim "equal modulo rounding" is checked by translating each output term that the
+bit-precise semantics produced into real arithmetic: an IEEE `fp.add` becomes `+`, `fp.mul`
+`*`, `fp.fma` `a*b + c`, `fp.div` `/`, a float-to-float conversion the identity (a rounding),
+each input element a real variable, and the canonical-NaN wrapper around a result its non-NaN
+branch (the claim is for finite values). Anything else (bit operations on float bits,
+comparisons, min/max, square roots, integer conversions, flushes to zero, approximations) has no
+faithful real reading and raises `NotReal`, which the verifier reports as Inconclusive.
+
+This is exactly the reading a reordered reduction or an `fma` contraction needs: both kernels
+compute the same real polynomial, so they agree up to rounding.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import z3
+
+_CANONICAL_NAN = {32: 0x7FFFFFFF, 64: 0x7FFFFFFFFFFFFFFF, 16: 0x7FFF}
+
+
+class NotReal(Exception):
+    """The term has no faithful real-arithmetic reading."""
+
+
+def _float_of_bits(bits: int, width: int) -> float:
+    if width == 32:
+        return struct.unpack("<f", struct.pack("<I", bits))[0]
+    if width == 64:
+        return struct.unpack("<d", struct.pack("<Q", bits))[0]
+    raise NotReal(f"{width}-bit float constants")
+
+
+class RealTranslator:
+    """Memoized translation of bit-precise output terms to z3 reals."""
+
+    def __init__(self) -> None:
+        self.memo: dict[int, z3.ArithRef] = {}
+        self.variables: dict[str, z3.ArithRef] = {}
+
+    def value(self, t, width: int) -> z3.ArithRef:
+        """A bit-vector output element (int or term) of a float buffer of `width` bits."""
+        if isinstance(t, int):
+            return self._const(t, width)
+        return self._bv(t)
+
+    def _const(self, bits: int, width: int) -> z3.ArithRef:
+        f = _float_of_bits(bits, width)
+        if f != f or f in (float("inf"), float("-inf")):
+            raise NotReal("a NaN or infinite constant")
+        return z3.RealVal(f.as_integer_ratio()[0]) / z3.RealVal(f.as_integer_ratio()[1])
+
+    def _bv(self, t) -> z3.ArithRef:
+        key = t.get_id()
+        hit = self.memo.get(key)
+        if hit is not None:
+            return hit
+        out = self._bv_uncached(t)
+        self.memo[key] = out
+        return out
+
+    def _bv_uncached(self, t) -> z3.ArithRef:
+        k = t.decl().kind()
+        if z3.is_bv_value(t):
+            return self._const(t.as_long(), t.size())
+        if k == z3.Z3_OP_UNINTERPRETED and t.num_args() == 0:
+            name = str(t)
+            v = self.variables.get(name)
+            if v is None:
+                v = self.variables[name] = z3.Real(name)
+            return v
+        if k == z3.Z3_OP_FPA_TO_IEEE_BV:
+            return self._fp(t.arg(0))
+        if k == z3.Z3_OP_ITE:
+            c, a, b = t.arg(0), t.arg(1), t.arg(2)
+            # The canonicalizing wrapper ite(isNaN(bits(r)), NaN, bits(r)): for finite values
+            # the result is r.
+            if z3.is_bv_value(a) and a.as_long() == _CANONICAL_NAN.get(a.size()):
+                return self._bv(b)
+            raise NotReal(f"a data-dependent selection ({t.decl().name()})")
+        raise NotReal(f"the operation '{t.decl().name()}' on float bits")
+
+    def _fp(self, e) -> z3.ArithRef:
+        key = e.get_id()
+        hit = self.memo.get(key)
+        if hit is not None:
+            return hit
+        k = e.decl().kind()
+        args = [e.arg(i) for i in range(e.num_args())]
+        if k == z3.Z3_OP_FPA_TO_FP and len(args) == 1:          # bits -> float
+            out = self._bv(args[0])
+        elif k == z3.Z3_OP_FPA_TO_FP and len(args) == 2 and z3.is_fp(args[1]):
+            out = self._fp(args[1])                               # float -> float: a rounding
+        elif k == z3.Z3_OP_FPA_ADD:
+            out = self._fp(args[1]) + self._fp(args[2])
+        elif k == z3.Z3_OP_FPA_SUB:
+            out = self._fp(args[1]) - self._fp(args[2])
+        elif k == z3.Z3_OP_FPA_MUL:
+            out = self._fp(args[1]) * self._fp(args[2])
+        elif k == z3.Z3_OP_FPA_DIV:
+            out = self._fp(args[1]) / self._fp(args[2])
+        elif k == z3.Z3_OP_FPA_FMA:
+            out = self._fp(args[1]) * self._fp(args[2]) + self._fp(args[3])
+        elif k == z3.Z3_OP_FPA_NEG:
+            out = -self._fp(args[0])
+        elif z3.is_fp_value(e):
+            if e.isNaN() or e.isInf():
+                raise NotReal("a NaN or infinite constant")
+            out = z3.simplify(z3.fpToReal(e))
+        else:
+            raise NotReal(f"the floating-point operation '{e.decl().name()}'")
+        self.memo[key] = out
+        return out
