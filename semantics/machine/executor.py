@@ -83,7 +83,8 @@ class Geometry:
 class Executor:
     def __init__(self, kernel: PreparedKernel, domain, port: MemoryPort, geom: Geometry,
                  params: dict[str, Any], *, max_steps: int = 50_000_000,
-                 dynamic_shared: int = 0, unroll: int | None = None) -> None:
+                 dynamic_shared: int = 0, unroll: int | None = None,
+                 caller: "Executor | None" = None) -> None:
         self.k = kernel
         self.d = domain
         self.port = port
@@ -123,10 +124,18 @@ class Executor:
         self._special["%lanemask_gt"] = (~(np.left_shift(1, lid + 1) - 1)) & 0xFFFFFFFF
         # First lane of each lane's warp (warps never span CTAs).
         self.warp_base = self.cta_of_lane * t + (self.lane_in_cta // 32) * 32
-        self.exited = domain.pconst(False)
+        # Lanes that are done: exited threads, and in a called function the lanes that did not
+        # make the call or have returned. `thread_exits` are lanes that ran `exit` here.
+        self.exited = domain.pconst(False) if caller is None else domain.pnot(caller.mask)
+        self.thread_exits = domain.pconst(False)
+        self.caller = caller
+        # .param variables of this frame (call arguments and return values), per lane:
+        # name -> {(offset, bytes): value}
+        self.param_store: dict[str, dict[tuple[int, int], Any]] = {}
         self.barrier_epoch = 0
         # Per CTA of the batch: how many barriers it has passed (its barrier interval).
-        self.cta_epoch = np.zeros(len(geom.ctas), dtype=np.int64)
+        self.cta_epoch = np.zeros(len(geom.ctas), dtype=np.int64) if caller is None \
+            else caller.cta_epoch        # one barrier count per CTA, whatever the frame
         gx, gy, _ = geom.grid
         linear_cta = ctas[:, 0] + ctas[:, 1] * gx + ctas[:, 2] * gx * gy
         self.global_tid = linear_cta[self.cta_of_lane] * t + self.lane_in_cta
@@ -292,6 +301,69 @@ class Executor:
         return self.port.atomic(self, space, addr, nbytes, update,
                                 self.mask if mask is None else mask)
 
+    def param_read(self, name: str, offset: int, nbytes: int):
+        """`ld.param`: a kernel parameter, or a .param variable of this frame."""
+        entries = self.param_store.get(name)
+        if entries is None:
+            if name in self.params:
+                return self.param_bytes(name, offset, nbytes)
+            if any(v.name == name and v.space == "param" for v in self.k.fn.local_vars):
+                return self.d.const(0, nbytes * 8)       # declared, never written
+            raise ExecutionError(f"'{name}' is not a parameter of {self.k.name}", self.ins.loc)
+        hit = entries.get((offset, nbytes))
+        if hit is not None:
+            return hit
+        for (o, n), v in entries.items():
+            if o <= offset and offset + nbytes <= o + n:
+                lo = (offset - o) * 8
+                return self.d.extract(v, lo + nbytes * 8 - 1, lo, n * 8)
+        return self.d.const(0, nbytes * 8)
+
+    def param_write(self, name: str, offset: int, nbytes: int, value, mask=None) -> None:
+        """`st.param` into a .param variable of this frame (masked like a register)."""
+        m = self.mask if mask is None else mask
+        entries = self.param_store.setdefault(name, {})
+        old = entries.get((offset, nbytes))
+        if old is None:
+            old = self.d.const(0, nbytes * 8)
+        for key in [k for k in entries if k != (offset, nbytes)
+                    and k[0] < offset + nbytes and offset < k[0] + k[1]]:
+            del entries[key]        # a partial overlap: the narrower view is stale
+        entries[(offset, nbytes)] = value if self.d.must_all(m) else \
+            self.d.ite(m, value, old, nbytes * 8)
+
+    def call(self, name: str, rets: list, args: list) -> None:
+        """Run a `.func` for the active lanes, in a frame of its own."""
+        callee = self.k.callees[name]
+        sub = Executor(callee, self.d, self.port, self.geom, self.params,
+                       max_steps=self.max_steps, dynamic_shared=self.dynamic_shared,
+                       unroll=self.unroll, caller=self)
+        if len(args) != len(callee.fn.params) or len(rets) != len(callee.fn.returns):
+            raise ExecutionError(f"call of {name} with {len(args)} argument(s) and "
+                                 f"{len(rets)} result(s); it takes {len(callee.fn.params)} "
+                                 f"and {len(callee.fn.returns)}", self.ins.loc)
+        for p, a in zip(callee.fn.params, args):
+            if isinstance(a, Sym):
+                sub.param_store[p.name] = dict(self.param_store.get(a.name, {}))
+            else:
+                sub.param_store[p.name] = {(0, p.type.bits // 8): self.read(a, p.type)}
+        sub.run()
+        for r, p in zip(rets, callee.fn.returns):
+            if not isinstance(r, Sym):
+                raise ExecutionError(f"a call result must be a .param variable, not '{r}'",
+                                     self.ins.loc)
+            for (o, n), v in sub.param_store.get(p.name, {}).items():
+                self.param_write(r.name, o, n, v)
+        self.exited = self.d.por(self.exited, sub.thread_exits)
+        self.thread_exits = self.d.por(self.thread_exits, sub.thread_exits)
+        for e in sub.effects:
+            key = (e.kind, e.what, e.loc)
+            if key not in self.effect_keys:
+                self.effect_keys.add(key)
+                self.effects.append(e)
+        self.symbolic_control |= sub.symbolic_control
+        self.thread_instrs += sub.thread_instrs
+
     def param_bytes(self, name: str, offset: int, nbytes: int):
         """A kernel parameter's bytes [offset, offset+nbytes) as a uniform value."""
         value, width = self.params[name]
@@ -322,10 +394,17 @@ class Executor:
             self.effect_keys.add(key)
             self.effects.append(Effect(kind, what, self.ins.loc))
 
+    def _threads_exited(self):
+        """Lanes whose thread has exited (in a called function, `exited` also holds lanes
+        that merely did not make the call)."""
+        if self.caller is None:
+            return self.exited
+        return self.d.por(self.caller._threads_exited(), self.thread_exits)
+
     def barrier(self) -> None:
         """bar.sync: every CTA with a lane here must have all its live lanes here."""
         d = self.d
-        live = d.pnot(self.exited)
+        live = d.pnot(self._threads_exited())
         missing = d.pand(live, d.pnot(self.mask))
         if d.may_any(missing):
             here = np.asarray(_concrete_bools(self.mask), dtype=bool)
@@ -400,6 +479,8 @@ class Executor:
                 if last.opcode == "trap" and d.may_any(self.mask):
                     raise ExecutionError("the kernel executed 'trap'", last.loc)
                 self.exited = d.por(self.exited, self.mask)
+                if last.opcode == "exit" or self.caller is None:
+                    self.thread_exits = d.por(self.thread_exits, self.mask)
                 remaining = d.pand(mask, d.pnot(self.mask))
                 if block.fallthrough is not None and d.may_any(remaining):
                     top[0], top[2] = block.fallthrough, remaining

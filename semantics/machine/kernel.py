@@ -14,7 +14,7 @@ from typing import Callable
 from semantics.errors import KeqError, UnsupportedError
 from semantics.ir.cfg import Cfg, build_cfg
 from semantics.ir.nodes import Function, Instruction, Module, Variable
-from semantics.ir.operands import Addr, Reg, Sym
+from semantics.ir.operands import Addr, OperandList, Reg, Sym
 from semantics.ir.types import PtxType
 from semantics.ops import lookup
 
@@ -41,6 +41,7 @@ class PreparedKernel:
     const_offsets: dict[str, int]
     const_size: int
     global_vars: dict[str, Variable]
+    callees: dict[str, "PreparedKernel"] = field(default_factory=dict)
     _reg_types: dict[tuple[str, int], PtxType] = field(default_factory=dict)
 
     @property
@@ -67,11 +68,20 @@ class PreparedKernel:
         raise KeqError(f"register {reg.name} has no declaration in {self.fn.name}")
 
 
+MAX_CALL_DEPTH = 16
+
+
 def prepare(module: Module, kernel: str) -> PreparedKernel:
     fn = module.functions.get(kernel)
     if fn is None or fn.kind != "entry":
         names = ", ".join(module.entries) or "none"
         raise KeqError(f"{module.path}: no kernel (.entry) named '{kernel}' (kernels: {names})")
+    return _prepare_function(module, fn, {}, 0)
+
+
+def _prepare_function(module: Module, fn: Function, done: dict[str, PreparedKernel],
+                      depth: int) -> PreparedKernel:
+    """Prepare `fn` and, recursively, every function it calls (each once)."""
     instrs = fn.instructions
     sems: list[Callable] = []
     for ins in instrs:
@@ -80,10 +90,22 @@ def prepare(module: Module, kernel: str) -> PreparedKernel:
             raise UnsupportedError(f"'{ins.form.name}' has no semantics in keq (unsupported "
                                    f"instruction in kernel {fn.name})", ins.loc)
         sems.append(sem)
+    callees: dict[str, PreparedKernel] = {}
     for ins in instrs:
         if ins.opcode == "call":
-            raise UnsupportedError(f"calls ('{ins.form.name}') are not supported yet: inline "
-                                   f"the callee (kernel {fn.name})", ins.loc)
+            name = _callee_name(ins)
+            if name in callees:
+                continue
+            if depth >= MAX_CALL_DEPTH:
+                raise UnsupportedError(f"calls nested deeper than {MAX_CALL_DEPTH} (recursion?) "
+                                       f"are not supported", ins.loc)
+            callee = module.functions.get(name)
+            if callee is None or callee.kind != "func":
+                raise UnsupportedError(f"call of '{name}', which has no body in this module "
+                                       f"(an external or system function)", ins.loc)
+            if name not in done:
+                done[name] = _prepare_function(module, callee, done, depth + 1)
+            callees[name] = done[name]
     # Parameters are laid out in order at their natural alignment (the ABI of .param space).
     param_offsets: dict[str, int] = {}
     off = 0
@@ -92,14 +114,37 @@ def prepare(module: Module, kernel: str) -> PreparedKernel:
         off = _align(off, a)
         param_offsets[p.name] = off
         off += p.size_bytes or 0
-    # Shared: module variables this kernel references, then its own; dynamic shared last.
-    used = {op.name for ins in instrs for op in _symbols(ins)}
+    k = PreparedKernel(module, fn, build_cfg(fn), instrs, sems, param_offsets, {}, 0, None,
+                       {}, 0, {}, 0, {}, callees)
+    if fn.kind == "entry":
+        _lay_out_memory(module, [k, *_call_tree(k)])
+    return k
+
+
+def _call_tree(k: PreparedKernel) -> list[PreparedKernel]:
+    out: dict[str, PreparedKernel] = {}
+    todo = list(k.callees.values())
+    while todo:
+        c = todo.pop()
+        if c.name not in out:
+            out[c.name] = c
+            todo.extend(c.callees.values())
+    return list(out.values())
+
+
+def _lay_out_memory(module: Module, tree: list[PreparedKernel]) -> None:
+    """One shared/local/const layout for a kernel and every function it calls (they run in
+    the same threads): module variables any of them references, then each one's own
+    variables; dynamic shared memory last. Every function of the tree gets the same tables."""
+    used = {op.name for k in tree for ins in k.instrs for op in _symbols(ins)}
     shared_offsets: dict[str, int] = {}
     local_offsets: dict[str, int] = {}
     const_offsets: dict[str, int] = {}
     dynamic = None
     shared_end = local_end = const_end = 0
-    candidates = [v for v in module.variables.values() if v.name in used] + list(fn.local_vars)
+    candidates = [v for v in module.variables.values() if v.name in used]
+    for k in tree:
+        candidates += list(k.fn.local_vars)
     for v in candidates:
         a = v.align or max(v.type.bits // 8, 1)
         size = v.size_bytes
@@ -122,9 +167,20 @@ def prepare(module: Module, kernel: str) -> PreparedKernel:
         shared_offsets[dynamic] = _align(shared_end, 16)
     global_vars = {v.name: v for v in module.variables.values()
                    if v.space == "global" and v.name in used}
-    return PreparedKernel(module, fn, build_cfg(fn), instrs, sems, param_offsets,
-                          shared_offsets, shared_end, dynamic, local_offsets, local_end,
-                          const_offsets, const_end, global_vars)
+    for k in tree:
+        k.shared_offsets, k.static_shared, k.dynamic_shared_var = \
+            shared_offsets, shared_end, dynamic
+        k.local_offsets, k.local_size = local_offsets, local_end
+        k.const_offsets, k.const_size = const_offsets, const_end
+        k.global_vars = global_vars
+
+
+def _callee_name(ins: Instruction) -> str:
+    """The direct callee of `call [(rets),] f, (args);` — indirect calls are refused."""
+    ops = [op for op in ins.operands if not isinstance(op, OperandList)]
+    if len(ops) != 1 or not isinstance(ops[0], Sym):
+        raise UnsupportedError(f"indirect call '{ins}' is not supported", ins.loc)
+    return ops[0].name
 
 
 def _symbols(ins: Instruction):

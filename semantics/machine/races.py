@@ -41,6 +41,16 @@ class RaceDetector:
         self.t = threads_per_cta
         self.shadows: dict[str, _Shadow] = {}
         self.reported: set[tuple] = set()
+        # Instructions by id: accesses may come from the kernel or any function it calls.
+        self.locs: list = []
+        self._loc_ids: dict = {}
+
+    def _loc_id(self, loc) -> int:
+        i = self._loc_ids.get(loc)
+        if i is None:
+            i = self._loc_ids[loc] = len(self.locs)
+            self.locs.append(loc)
+        return i
 
     def new_batch(self) -> None:
         self.shadows.pop("shared", None)   # shared memory is per CTA: a new batch, new memory
@@ -60,7 +70,7 @@ class RaceDetector:
         lane_of = np.repeat(lanes, nbytes)
         tid = x.global_tid[lane_of]
         ep = x.cta_epoch[x.cta_of_lane[lane_of]]
-        ins = x.instr_index
+        ins = self._loc_id(x.ins.loc)
         atomic = kind == "a"
         writes = kind in ("w", "a")
 
@@ -118,12 +128,12 @@ class RaceDetector:
 
     def _report(self, x, region, addr, lane_of, k, other_tid, other_ins, other_kind, kind):
         lane = int(lane_of[k])
-        key = (region, other_ins, x.instr_index)
+        key = (region, other_ins, self._loc_id(x.ins.loc))
         if key in self.reported:
             return
         self.reported.add(key)
         names = {"r": "read", "w": "write", "a": "atomic"}
-        other_loc = x.k.instrs[other_ins].loc
+        other_loc = self.locs[other_ins]
         who = x.thread_name_of(other_tid) if other_tid >= 0 else "another thread"
         a = int(addr[lane]) if lane < len(addr) else 0
         x.effect("race", f"data race on {region} memory near address {a:#x}: "

@@ -7,6 +7,7 @@ accepted and documented here rather than ignored silently.
 
 from __future__ import annotations
 
+from semantics.errors import UnsupportedError
 from semantics.ir.operands import Addr, Sym, Vec
 from semantics.ir.types import TYPES, PtxType
 from semantics.ops import register
@@ -24,8 +25,9 @@ def _space(x) -> str:
 
 
 def _param_source(x, i: int):
+    """`[name+offset]` of a .param access: a kernel parameter or a .param variable."""
     op = x.operand(i)
-    if isinstance(op, Addr) and isinstance(op.base, Sym) and op.base.name in x.params:
+    if isinstance(op, Addr) and isinstance(op.base, Sym):
         return op.base.name, op.offset
     return None
 
@@ -41,7 +43,7 @@ def _ld(x) -> None:
     d = x.d
     for k, e in enumerate(elems):
         if param:
-            v = x.param_bytes(param[0], param[1] + k * nbytes, nbytes)
+            v = x.param_read(param[0], param[1] + k * nbytes, nbytes)
         else:
             a = d.add(addr, d.const(k * nbytes, 64), 64) if k else addr
             v = x.load(space, a, nbytes, align=nbytes * len(elems) if k == 0 else nbytes)
@@ -54,6 +56,13 @@ def _st(x) -> None:
     src = x.operand(1)
     elems = src.elems if isinstance(src, Vec) else (src,)
     space = _space(x)
+    if space == "param":
+        target = _param_source(x, 0)
+        if target is None:
+            raise UnsupportedError(f"'{x.form.name}' to a computed .param address", x.ins.loc)
+        for k, e in enumerate(elems):
+            x.param_write(target[0], target[1] + k * nbytes, nbytes, x.read(e, t))
+        return
     addr = x.address(0)
     d = x.d
     for k, e in enumerate(elems):
@@ -72,7 +81,7 @@ def _resolve_ld(form):
 
 @register("st")
 def _resolve_st(form):
-    if form.space not in _SPACES - {"param", "const"} or not form.flags <= _QUALIFIERS:
+    if form.space not in _SPACES - {"const"} or not form.flags <= _QUALIFIERS:
         return None
     if len(form.types) != 1 or form.type.bits > 64 or form.type.kind == "pred":
         return None
