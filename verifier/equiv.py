@@ -292,7 +292,22 @@ def check_assignment(ctx: _Ctx, env: dict[str, int], seed: int) -> Verdict | Non
     # tried, and small queries keep FP obligations within reach of the solvers.
     unknown = []
     found = None
-    for p, i, a, b in sorted(diffs, key=lambda d: _size(d[2]) + _size(d[3])):
+    ordered = sorted(diffs, key=lambda d: _size(d[2]) + _size(d[3]))
+    if len(ordered) > 1:
+        # All elements in one query first: a proof of many equal elements (a scan's 512
+        # partial sums) costs one solver call instead of 512. Kept short: when it does not
+        # answer, the per-element queries below take over.
+        diseqs = [_bv(a, type_bits(p.type)) != _bv(b, type_bits(p.type))
+                  for p, _, a, b in ordered]
+        ob = Obligation(z3.And(*constraints, z3.Or(diseqs)), f"{len(ordered)} elements differ")
+        r = solve(ob, solvers=ctx.solvers, timeout_s=min(ctx.timeout_s, 10.0), cache=ctx.cache,
+                  dump_dir=ctx.dump_dir)
+        ctx.obligations.append(r)
+        if r.answer == "unsat":
+            ordered = []
+        elif r.answer == "sat":
+            ordered = [_first_true(ordered, r.model or {}, variables)] + ordered
+    for p, i, a, b in ordered:
         w = type_bits(p.type)
         ob = Obligation(z3.And(*constraints, _bv(a, w) != _bv(b, w)), f"{p.name}[{i}] differs")
         r = solve(ob, solvers=ctx.solvers, timeout_s=ctx.timeout_s, cache=ctx.cache,
@@ -368,6 +383,19 @@ def _bits_of_float(f: float, width: int) -> int:
     if width == 64:
         return int(np.array([f], np.float64).view(np.uint64)[0])
     return int(np.array([f], np.float16).view(np.uint16)[0])
+
+
+def _first_true(diffs, model: dict, variables: dict):
+    """The element whose difference the model makes true (the witness to show)."""
+    subst = [(var, z3.BitVecVal(int(model[name]), var.size()))
+             for name, (_, _, var) in variables.items() if name in model]
+    for d in diffs:
+        p, _, a, b = d
+        w = type_bits(p.type)
+        t = z3.simplify(z3.substitute(_bv(a, w) != _bv(b, w), *subst)) if subst else None
+        if t is not None and z3.is_true(t):
+            return d
+    return diffs[0]
 
 
 def _size(t) -> int:
