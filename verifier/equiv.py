@@ -274,7 +274,8 @@ def check_assignment(ctx: _Ctx, env: dict[str, int], seed: int) -> Verdict | Non
     # (it is concrete, so it needs no further replay); only the rest goes to a solver.
     if ctx.trials > 0 and spec.mode == "bitexact":
         t1 = time.perf_counter()
-        tested = _test_for_difference(ctx, env, seed, trials=ctx.trials)
+        tested = _test_for_difference(ctx, env, seed, trials=ctx.trials,
+                                      terms={(p.name, i): (a, b) for p, i, a, b in diffs})
         ctx.stages.append(Stage("random testing", "failed" if tested else "ok",
                                 time.perf_counter() - t1, f"{ctx.trials} random input set(s)"))
         if tested is not None:
@@ -507,7 +508,8 @@ def _concrete_inputs(ctx, env: dict, seed: int, *,
     return scalars, inputs
 
 
-def _test_for_difference(ctx, env: dict, seed: int, trials: int) -> Verdict | None:
+def _test_for_difference(ctx, env: dict, seed: int, trials: int,
+                         terms: dict | None = None) -> Verdict | None:
     """Run both kernels on random inputs of this launch shape; a bit difference (bitexact) is
     a counterexample as it stands. In real mode only differences the real check would also
     see count, so testing is skipped there."""
@@ -524,8 +526,14 @@ def _test_for_difference(ctx, env: dict, seed: int, trials: int) -> Verdict | No
                       if e.kind == "approximation"]
             if approx:
                 continue          # the host's approximations are not the GPU's
+            # The inputs that matter: those the first differing element's terms mention.
+            pair = (terms or {}).get(diffs[0][:2], ())
+            depends = sorted({str(v) for t in pair if not isinstance(t, int)
+                              for v in z3util.get_vars(t)},
+                             key=lambda n: (n.split("[")[0], len(n), n))
             cex = Counterexample(scalars, inputs, _outs(ctx.spec, ref), _outs(ctx.spec, cand),
-                                 diffs, note="found by random testing before solving")
+                                 diffs, note="found by random testing before solving",
+                                 depends_on=tuple(depends))
             return Verdict(NOT_EQUIVALENT, "", (f"{len(diffs)}+ output element(s) differ",),
                            counterexample=cex)
     return None
