@@ -35,7 +35,6 @@ from typing import Any
 
 import numpy as np
 import z3
-from z3 import z3util
 
 from semantics.errors import KeqError, UnsupportedError
 from semantics.machine import MemoryFault, prepare
@@ -331,7 +330,7 @@ def check_assignment(ctx: _Ctx, env: dict[str, int], seed: int) -> Verdict | Non
                                       f"element(s) at {_env(env)} (first: {unknown[0]})")
         return None
     model = found.model or {}
-    needed = {str(v) for t in ctx.witness if not isinstance(t, int) for v in z3util.get_vars(t)}
+    needed = _variables(ctx.witness)
     missing = sorted(n for n in needed if n in variables and n not in model)
     if missing:
         raise InternalError(f"{found.solver} returned a model without {', '.join(missing[:3])}")
@@ -398,6 +397,25 @@ def _first_true(diffs, model: dict, variables: dict):
         if t is not None and z3.is_true(t):
             return d
     return diffs[0]
+
+
+def _variables(terms) -> set[str]:
+    """Names of the uninterpreted constants in terms (a DAG walk: z3util.get_vars walks the
+    tree and is exponential on the shared sums of a reduction)."""
+    seen: set[int] = set()
+    out: set[str] = set()
+    stack = [t for t in terms if not isinstance(t, int)]
+    while stack:
+        t = stack.pop()
+        tid = t.get_id()
+        if tid in seen:
+            continue
+        seen.add(tid)
+        if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            out.add(str(t))
+        else:
+            stack.extend(t.children())
+    return out
 
 
 def _size(t) -> int:
@@ -467,9 +485,7 @@ def _model_counterexample(ctx, env, value_of, variables, seed) -> Verdict:
                             f"{_env(scalars)}")
     depends = []
     if ctx.witness is not None:
-        seen = {str(v) for t in ctx.witness if not isinstance(t, int)
-                for v in z3util.get_vars(t)}
-        depends = sorted(seen, key=lambda n: (n.split("[")[0], len(n), n))
+        depends = sorted(_variables(ctx.witness), key=lambda n: (n.split("[")[0], len(n), n))
     cex = Counterexample(scalars, inputs, _outs(spec, ref), _outs(spec, cand), diffs,
                          depends_on=tuple(depends))
     return Verdict(NOT_EQUIVALENT, "", (f"{len(diffs)}+ output element(s) differ",),
@@ -528,9 +544,7 @@ def _test_for_difference(ctx, env: dict, seed: int, trials: int,
                 continue          # the host's approximations are not the GPU's
             # The inputs that matter: those the first differing element's terms mention.
             pair = (terms or {}).get(diffs[0][:2], ())
-            depends = sorted({str(v) for t in pair if not isinstance(t, int)
-                              for v in z3util.get_vars(t)},
-                             key=lambda n: (n.split("[")[0], len(n), n))
+            depends = sorted(_variables(pair), key=lambda n: (n.split("[")[0], len(n), n))
             cex = Counterexample(scalars, inputs, _outs(ctx.spec, ref), _outs(ctx.spec, cand),
                                  diffs, note="found by random testing before solving",
                                  depends_on=tuple(depends))
