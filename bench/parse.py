@@ -124,84 +124,8 @@ __global__ void transpose_padded(const float* in, float* out, int w, int h) {
 """
 
 # Used when nvcc is absent: nvcc 13.0 output of a shared-memory reduction.
-FALLBACK_PTX = """\
-.version 9.0
-.target sm_90
-.address_size 64
-
-	// .globl	_Z6reducePfS_i
-.extern .shared .align 16 .b8 sdata[];
-
-.visible .entry _Z6reducePfS_i(
-	.param .u64 _Z6reducePfS_i_param_0,
-	.param .u64 _Z6reducePfS_i_param_1,
-	.param .u32 _Z6reducePfS_i_param_2
-)
-{
-	.reg .pred 	%p<7>;
-	.reg .b32 	%r<17>;
-	.reg .f32 	%f<15>;
-	.reg .b64 	%rd<9>;
-
-
-	ld.param.u64 	%rd2, [_Z6reducePfS_i_param_0];
-	ld.param.u64 	%rd3, [_Z6reducePfS_i_param_1];
-	ld.param.u32 	%r6, [_Z6reducePfS_i_param_2];
-	mov.u32 	%r1, %tid.x;
-	mov.u32 	%r7, %ctaid.x;
-	mov.u32 	%r2, %ntid.x;
-	mad.lo.s32 	%r3, %r7, %r2, %r1;
-	setp.ge.s32 	%p1, %r3, %r6;
-	mov.f32 	%f14, 0f00000000;
-	@%p1 bra 	$L__BB0_2;
-
-	cvta.to.global.u64 	%rd4, %rd2;
-	mul.wide.s32 	%rd5, %r3, 4;
-	add.s64 	%rd6, %rd4, %rd5;
-	ld.global.f32 	%f14, [%rd6];
-
-$L__BB0_2:
-	shl.b32 	%r8, %r1, 2;
-	mov.u32 	%r9, sdata;
-	add.s32 	%r4, %r9, %r8;
-	st.shared.f32 	[%r4], %f14;
-	bar.sync 	0;
-	shr.u32 	%r16, %r2, 1;
-	setp.eq.s32 	%p2, %r16, 0;
-	@%p2 bra 	$L__BB0_6;
-
-$L__BB0_3:
-	setp.ge.u32 	%p3, %r1, %r16;
-	@%p3 bra 	$L__BB0_5;
-
-	shl.b32 	%r10, %r16, 2;
-	add.s32 	%r11, %r4, %r10;
-	ld.shared.f32 	%f4, [%r4];
-	ld.shared.f32 	%f5, [%r11];
-	add.f32 	%f6, %f5, %f4;
-	st.shared.f32 	[%r4], %f6;
-
-$L__BB0_5:
-	bar.sync 	0;
-	shr.u32 	%r16, %r16, 1;
-	setp.ne.s32 	%p4, %r16, 0;
-	@%p4 bra 	$L__BB0_3;
-
-$L__BB0_6:
-	setp.ne.s32 	%p5, %r1, 0;
-	@%p5 bra 	$L__BB0_8;
-
-	ld.shared.f32 	%f7, [sdata];
-	cvta.to.global.u64 	%rd7, %rd3;
-	mul.wide.u32 	%rd8, %r7, 4;
-	add.s64 	%rd1, %rd7, %rd8;
-	atom.global.add.f32 	%f8, [%rd1], %f7;
-
-$L__BB0_8:
-	ret;
-
-}
-"""
+FALLBACK_PTX = (Path(__file__).resolve().parents[1] / "tests" / "data"
+                / "reduce_sample.ptx").read_text()
 
 # The peer for "how fast can one pass over the text go": one regex, no structure.
 _PLAIN = re.compile(r"[^\s,;\[\]{}()]+|\S")
