@@ -26,10 +26,10 @@ def run_side(side: Side, values: Mapping[str, Any], scalars: Mapping[str, Any], 
     `LaunchResult`. `run_kw` goes to `run_kernel` (detect_races=, coverage=, ...)."""
     grid, block = side.launch(scalars)
     args = side.kernel_args(values)
-    result = run_kernel(prepared if prepared is not None else side.module,
-                        None if prepared is not None else side.kernel, grid, block, args,
-                        dynamic_shared=side.dynamic_shared, **run_kw)
-    kparams = (prepared.fn if prepared is not None else side.module.functions[side.kernel]).params
+    k = prepared if prepared is not None else prepare_side(side)
+    result = run_kernel(k, None, grid, block, args, dynamic_shared=side.dynamic_shared,
+                        **run_kw)
+    kparams = k.fn.params
     final: dict[str, Any] = dict(values)
     for name, kp in zip(side.arg_names, kparams):
         if kp.name in result.buffers:

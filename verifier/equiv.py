@@ -37,11 +37,11 @@ import numpy as np
 import z3
 
 from semantics.errors import KeqError, UnsupportedError
-from semantics.machine import MemoryFault, prepare
+from semantics.machine import MemoryFault
 from semantics.machine.executor import ExecutionError, UnrollLimit
 from semantics.machine.kernel import PreparedKernel
 from semantics.machine.symbolic_run import SymBuffer, SymbolicLaunch, run_symbolic
-from verifier.emulate import run_side
+from verifier.emulate import prepare_side, run_side
 from verifier.real_mode import NotReal, RealTranslator
 from verifier.solvers import DEFAULT_SOLVERS, Cache, Obligation, solve
 from verifier.spec import (PairSpec, ParamSpec, draw_scalars, int_bounds, make_inputs,
@@ -83,6 +83,9 @@ class Verdict:
     assignments: int = 0
     counterexample: Counterexample | None = None
     seconds: float = 0.0
+    # Every obligation sent to a solver (canonical SMT-LIB2 hash, solver, answer), in order:
+    # the evidence a certificate records (verifier.certs).
+    obligations: tuple = ()
 
 
 @dataclass
@@ -193,7 +196,7 @@ def _run_side_symbolic(ctx: _Ctx, role: str, values: dict, env: dict) -> Symboli
     side = ctx.spec.side(role)
     k = ctx.prepared.get(role)
     if k is None:
-        k = ctx.prepared[role] = prepare(side.module, side.kernel)
+        k = ctx.prepared[role] = prepare_side(side)
     grid, block = side.launch(env)
     return run_symbolic(k, grid, block, side.kernel_args(values),
                         dynamic_shared=side.dynamic_shared, unroll=ctx.unroll)
@@ -616,6 +619,6 @@ def verify(spec: PairSpec, *, fixed: dict[str, int] | None = None, timeout_s: fl
         if v is not None:
             return Verdict(v.kind, claim, v.reasons, tuple(sorted(ctx.assumptions)),
                            tuple(ctx.stages), n + 1, v.counterexample,
-                           time.perf_counter() - start)
+                           time.perf_counter() - start, tuple(ctx.obligations))
     return Verdict(EQUIVALENT, claim, (), tuple(sorted(ctx.assumptions)), tuple(ctx.stages),
-                   len(shapes), None, time.perf_counter() - start)
+                   len(shapes), None, time.perf_counter() - start, tuple(ctx.obligations))
