@@ -33,12 +33,34 @@ def _float_of_bits(bits: int, width: int) -> float:
     raise NotReal(f"{width}-bit float constants")
 
 
+def _mentions_float(t) -> bool:
+    """Does the term contain a floating-point operation (or reinterpret float bits)?"""
+    seen: set[int] = set()
+    stack = [t]
+    while stack:
+        e = stack.pop()
+        if e.get_id() in seen:
+            continue
+        seen.add(e.get_id())
+        if z3.is_fp(e) or e.decl().kind() == z3.Z3_OP_FPA_TO_IEEE_BV:
+            return True
+        stack.extend(e.children())
+    return False
+
+
 class RealTranslator:
     """Memoized translation of bit-precise output terms to z3 reals."""
 
     def __init__(self) -> None:
         self.memo: dict[int, z3.ArithRef] = {}
         self.variables: dict[str, z3.ArithRef] = {}
+        # Integer selection conditions kept exact: they must not read a float input's bits
+        # (that input is a real here; `mixed_inputs` says when one is read both ways).
+        self.condition_terms: list = []
+
+    def mixed_inputs(self) -> set[str]:
+        from verifier.counterexample import _variables
+        return _variables(self.condition_terms) & set(self.variables)
 
     def value(self, t, width: int) -> z3.ArithRef:
         """A bit-vector output element (int or term) of a float buffer of `width` bits."""
@@ -79,6 +101,11 @@ class RealTranslator:
             # the result is r.
             if z3.is_bv_value(a) and a.as_long() == _CANONICAL_NAN.get(a.size()):
                 return self._bv(b)
+            # A selection on integers only (a launch shape's `i < n`, an index test) keeps
+            # its exact bit-vector condition; only its float branches become reals.
+            if not _mentions_float(c):
+                self.condition_terms.append(c)
+                return z3.If(c, self._bv(a), self._bv(b))
             raise NotReal(f"a data-dependent selection ({t.decl().name()})")
         raise NotReal(f"the operation '{t.decl().name()}' on float bits")
 

@@ -84,7 +84,9 @@ class Executor:
     def __init__(self, kernel: PreparedKernel, domain, port: MemoryPort, geom: Geometry,
                  params: dict[str, Any], *, max_steps: int = 50_000_000,
                  dynamic_shared: int = 0, unroll: int | None = None,
-                 caller: "Executor | None" = None) -> None:
+                 caller: "Executor | None" = None,
+                 special_terms: dict[str, Any] | None = None,
+                 prune=None) -> None:
         self.k = kernel
         self.d = domain
         self.port = port
@@ -116,6 +118,12 @@ class Executor:
             self._special[f"%nctaid.{c}"] = np.full(n, geom.grid[k])
             self._special[f"%ctaid.{c}"] = ctas[self.cta_of_lane, k]
         self._special["%nwarpid"] = np.full(n, (t + 31) // 32)
+        # Special registers whose value is a symbolic term, the same in every lane (a
+        # symbolic launch shape's %nctaid): they override the concrete table.
+        self.special_terms = dict(special_terms or {})
+        # `prune(mask) -> mask`: drop lanes whose symbolic mask is infeasible (the verifier's
+        # solver); called on loop re-entry so loops bounded by symbolic values terminate.
+        self.prune = prune
         lid = self._special["%laneid"]
         self._special["%lanemask_eq"] = np.left_shift(1, lid)
         self._special["%lanemask_lt"] = np.left_shift(1, lid) - 1
@@ -238,6 +246,9 @@ class Executor:
         self.regs[reg] = self.d.ite(m, v, old, w)
 
     def special(self, name: str, t: PtxType):
+        term = self.special_terms.get(name)
+        if term is not None:
+            return self._resize(self.d.splat(term, 32), 32, t.bits, False)
         arr = self._special.get(name)
         if arr is None:
             if name in ("%clock", "%clock64", "%globaltimer", "%clock_hi", "%globaltimer_lo",
@@ -337,7 +348,8 @@ class Executor:
         callee = self.k.callees[name]
         sub = Executor(callee, self.d, self.port, self.geom, self.params,
                        max_steps=self.max_steps, dynamic_shared=self.dynamic_shared,
-                       unroll=self.unroll, caller=self)
+                       unroll=self.unroll, caller=self, special_terms=self.special_terms,
+                       prune=self.prune)
         if len(args) != len(callee.fn.params) or len(rets) != len(callee.fn.returns):
             raise ExecutionError(f"call of {name} with {len(args)} argument(s) and "
                                  f"{len(rets)} result(s); it takes {len(callee.fn.params)} "
@@ -447,6 +459,11 @@ class Executor:
             if self.unroll is not None and self.symbolic_control:
                 n = self.visits.get(pc, 0) + 1
                 self.visits[pc] = n
+                if n > 1 and self.prune is not None and not d.is_concrete(mask):
+                    mask = self.prune(mask)
+                    if not d.may_any(mask):
+                        stack.pop()
+                        continue
                 if n > self.unroll:
                     label = block.labels[0] if block.labels else f"block {pc}"
                     raise UnrollLimit(f"the loop at {label} depends on symbolic data and did "

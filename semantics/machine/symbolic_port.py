@@ -9,9 +9,23 @@ uses, so both domains fault on exactly the same accesses.
 Refused by name, not approximated: a symbolic address, and an access whose lane is active only
 under a symbolic condition while its address is invalid (the verifier turns such cases into
 proof obligations; the executor alone cannot decide them).
+
+Symbolic launch shapes (`LaunchShape`): the verifier runs one *maximal* launch that stands for
+every launch the claim allows. A CTA beyond the actual grid does not exist, so its global
+accesses happen only under its existence condition, and a buffer is only as long as its
+symbolic length. The port then turns "this lane may access memory it must not" into
+*obligations* (violation conditions that must be unsatisfiable) instead of refusing: an access
+outside every buffer under a symbolic condition, and an access past a buffer's symbolic length.
+A lane whose access is invalid is dropped from the access (if the obligation holds it never
+runs; if it fails the verifier replays the model and reports the fault).
+Optionally every access (symbolic conditions counted as happening) goes to a race detector:
+an over-approximation, so "no race reported" proves race freedom for every shape and input.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import z3
@@ -20,6 +34,26 @@ from semantics.domains.symbolic import SymbolicDomain
 from semantics.errors import UnsupportedError
 from semantics.machine.concrete_port import ConcretePort
 from semantics.machine.memory import ConcreteMemory
+from semantics.machine.races import RaceDetector
+
+
+@dataclass(frozen=True)
+class LaunchShape:
+    """A maximal launch standing for many: `exists[c]` (True or a z3 Bool) says CTA `c` (launch
+    order) is launched; `limits[param]` is a buffer's byte length (int or 64-bit z3 term)."""
+
+    exists: tuple[Any, ...]
+    limits: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ShapeObligation:
+    """`violation` (a z3 Bool) must be unsatisfiable: else the kernel faults for some shape."""
+
+    kind: str            # "invalid address" | "out of bounds"
+    what: str
+    loc: Any
+    violation: Any
 
 
 def _region(arr: np.ndarray) -> int:
@@ -32,33 +66,96 @@ def _concrete(x) -> bool:
     return isinstance(x, (int, bool, np.integer, np.bool_))
 
 
+def _and(m, e):
+    """Conjunction that keeps concrete operands concrete."""
+    if _concrete(m):
+        return e if bool(m) else False
+    if _concrete(e):
+        return m if bool(e) else False
+    return z3.And(m, e)
+
+
 class SymbolicPort:
-    def __init__(self, mem: ConcreteMemory) -> None:
+    def __init__(self, mem: ConcreteMemory, *, races: RaceDetector | None = None) -> None:
         self.mem = mem
-        self.checker = ConcretePort(mem, track_uninitialized=False)
+        self.checker = ConcretePort(mem, track_uninitialized=False, races=races)
+        self.races = races
+        # Symbolic launch shapes (set by `use_shape`): existence per lane, limits per buffer.
+        self.exists_of_lane: list | None = None
+        self.limits: list[tuple[int, int, str, Any]] = []     # (base, end, name, length)
+        self.obligations: list[ShapeObligation] = []
         # (region id, flat offset) -> (word key, byte index); word key -> (nbytes, value)
         self.bytes: dict[tuple[int, int], tuple[tuple[int, int, int], int]] = {}
         self.words: dict[tuple[int, int, int], object] = {}
 
+    def use_shape(self, shape: LaunchShape, cta_of_lane: np.ndarray,
+                  allocs: dict[str, Any]) -> None:
+        self.exists_of_lane = [shape.exists[c] for c in cta_of_lane.tolist()]
+        for name, length in shape.limits.items():
+            a = allocs[name]
+            self.limits.append((a.base, a.base + a.size, name, length))
+
     # -- addressing ------------------------------------------------------------------------
-    def _places(self, x, space, addr, nbytes, mask, align):
+    def _places(self, x, space, addr, nbytes, mask, align, kind="r", value=None):
+        """Where each lane accesses, and under which condition: (arr, flat, maybe lanes,
+        shared-memory init map or None, per-lane condition)."""
         if not all(_concrete(a) for a in addr):
             raise UnsupportedError(f"'{x.form.name}' uses a data-dependent (symbolic) address",
                                    x.ins.loc)
         a = np.array([int(v) for v in addr], dtype=np.uint64)
-        certain = np.array([bool(m) if _concrete(m) else False for m in mask], dtype=bool)
-        maybe = np.array([(not _concrete(m)) or bool(m) for m in mask], dtype=bool)
+        cond = list(mask)
+        if self.exists_of_lane is not None:
+            cond = [_and(m, e) for m, e in zip(cond, self.exists_of_lane)]
+        certain = np.array([bool(m) if _concrete(m) else False for m in cond], dtype=bool)
+        maybe = np.array([(not _concrete(m)) or bool(m) for m in cond], dtype=bool)
         # Faults are decided on lanes that certainly execute; lanes active only under a
         # symbolic condition must have valid addresses too, or we cannot go on soundly.
         arr, flat, init = self.checker._locate(x, space, a, nbytes, certain, align)
         if (maybe & ~certain).any():
             _, _, _, bad, _ = self.mem.locate(space, a, nbytes, maybe)
             if bad is not None and bad.any():
-                raise UnsupportedError(f"'{x.form.name}' may access invalid memory under a "
-                                       f"data-dependent condition", x.ins.loc)
+                if self.exists_of_lane is None:
+                    raise UnsupportedError(f"'{x.form.name}' may access invalid memory under a "
+                                           f"data-dependent condition", x.ins.loc)
+                lanes = np.nonzero(bad)[0].tolist()
+                self.obligations.append(ShapeObligation(
+                    "invalid address", f"'{x.form.name}' accesses no buffer "
+                    f"(first: {x.thread_name(lanes[0])}, address {int(a[lanes[0]]):#x})",
+                    x.ins.loc, z3.Or([cond[i] for i in lanes])))
+                maybe &= ~bad
             arr, flat, init = self.checker._locate(x, space, a, nbytes, maybe, align)
+        if self.limits and arr is self.mem.g:
+            self._bounds(x, a, nbytes, maybe, cond)
+        if self.races is not None:
+            lanes = np.nonzero(maybe)[0]
+            vals = None
+            if value is not None and all(_concrete(value[i]) for i in lanes.tolist()):
+                vals = np.array([int(value[i]) for i in lanes.tolist()], dtype=np.uint64)
+            self.checker._track(x, arr, flat[lanes], nbytes, lanes, kind, a, vals)
         return arr, flat, maybe, (init if init is not None and init is not self.mem.g_init
-                                  else None)
+                                  else None), cond
+
+    def _bounds(self, x, a: np.ndarray, nbytes: int, maybe: np.ndarray, cond: list) -> None:
+        """Obligations: no lane reads or writes past its buffer's symbolic length."""
+        for base, end, name, length in self.limits:
+            if _concrete(length):
+                continue          # the maximal layout already checks a fixed length
+            inside = maybe & (a >= np.uint64(base)) & (a < np.uint64(end))
+            lanes = np.nonzero(inside)[0].tolist()
+            if not lanes:
+                continue
+            # One condition per distinct end offset: lanes reaching the same byte share it.
+            by_end: dict[int, list] = {}
+            for i in lanes:
+                by_end.setdefault(int(a[i]) - base + nbytes, []).append(cond[i])
+            parts = [z3.And(z3.Or([c if not _concrete(c) else z3.BoolVal(bool(c))
+                                   for c in cs]),
+                            z3.ULT(length, z3.BitVecVal(e, 64)))
+                     for e, cs in sorted(by_end.items())]
+            first = lanes[0]
+            self.obligations.append(ShapeObligation(
+                "out of bounds", f"'{x.form.name}' may access '{name}' past its length "
+                f"(e.g. {x.thread_name(first)})", x.ins.loc, z3.Or(parts)))
 
     def _read(self, arr, flat: int, nbytes: int):
         region = _region(arr)
@@ -99,7 +196,7 @@ class SymbolicPort:
 
     # -- the port ----------------------------------------------------------------------------
     def load(self, x, space, addr, nbytes, mask, align=None):
-        arr, flat, maybe, init = self._places(x, space, addr, nbytes, mask, align)
+        arr, flat, maybe, init, _ = self._places(x, space, addr, nbytes, mask, align)
         out = [0] * len(addr)
         for lane in np.nonzero(maybe)[0].tolist():
             f = int(flat[lane])
@@ -112,7 +209,8 @@ class SymbolicPort:
         return out
 
     def store(self, x, space, addr, nbytes, value, mask, align=None):
-        arr, flat, maybe, init = self._places(x, space, addr, nbytes, mask, align)
+        arr, flat, maybe, init, mask = self._places(x, space, addr, nbytes, mask, align, "w",
+                                                    value)
         w = nbytes * 8
         for lane in np.nonzero(maybe)[0].tolist():
             f = int(flat[lane])
@@ -127,7 +225,7 @@ class SymbolicPort:
             self._write(arr, f, nbytes, v)
 
     def atomic(self, x, space, addr, nbytes, update, mask):
-        arr, flat, maybe, init = self._places(x, space, addr, nbytes, mask, None)
+        arr, flat, maybe, init, mask = self._places(x, space, addr, nbytes, mask, None, "a")
         out = [0] * len(addr)
         w = nbytes * 8
         for lane in np.nonzero(maybe)[0].tolist():       # lane order: a legal serialization

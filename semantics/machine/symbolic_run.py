@@ -18,7 +18,8 @@ from semantics.machine.executor import Effect, Executor, Geometry
 from semantics.machine.kernel import PreparedKernel
 from semantics.machine.memory import ConcreteMemory, GlobalLayout
 from semantics.machine.run import scalar_bits
-from semantics.machine.symbolic_port import SymbolicPort
+from semantics.machine.races import RaceDetector
+from semantics.machine.symbolic_port import LaunchShape, ShapeObligation, SymbolicPort
 
 
 @dataclass(frozen=True)
@@ -34,11 +35,19 @@ class SymbolicLaunch:
     buffers: dict[str, list]          # PTX param name -> final element values
     effects: tuple[Effect, ...]
     symbolic_control: bool            # some branch or guard depended on symbolic data
+    obligations: tuple[ShapeObligation, ...] = ()   # with a LaunchShape: bounds to prove
 
 
 def run_symbolic(k: PreparedKernel, grid: tuple[int, int, int], block: tuple[int, int, int],
                  args: Sequence[SymBuffer | int | float | z3.BitVecRef], *, dynamic_shared: int = 0,
-                 unroll: int | None = 64, max_steps: int = 5_000_000) -> SymbolicLaunch:
+                 unroll: int | None = 64, max_steps: int = 5_000_000,
+                 shape: LaunchShape | None = None, special_terms: dict | None = None,
+                 detect_races: bool = False, prune=None) -> SymbolicLaunch:
+    """`shape` makes this a maximal launch standing for every shape it allows (see
+    `semantics.machine.symbolic_port`); `special_terms` gives special registers symbolic
+    values (%nctaid); `detect_races` reports possible races as "race" effects, counting
+    accesses under symbolic conditions as happening; `prune(mask)` drops infeasible lanes
+    at loop re-entry."""
     params = k.fn.params
     if len(args) != len(params):
         raise ValueError(f"{k.name} takes {len(params)} arguments, {len(args)} given")
@@ -61,7 +70,8 @@ def run_symbolic(k: PreparedKernel, grid: tuple[int, int, int], block: tuple[int
         alloc = layout.allocate(f"global:{name}", var.size_bytes or 0)
         values[("global-var", name)] = alloc.base
     mem = ConcreteMemory(layout, {})
-    port = SymbolicPort(mem)
+    port = SymbolicPort(mem, races=RaceDetector(block[0] * block[1] * block[2])
+                        if detect_races else None)
     for alloc, buf in allocs.values():
         nbytes = buf.elem_bits // 8
         for i, v in enumerate(buf.values):
@@ -73,12 +83,19 @@ def run_symbolic(k: PreparedKernel, grid: tuple[int, int, int], block: tuple[int
               if k.dynamic_shared_var else k.static_shared)
     mem.new_batch(np.arange(geom.lanes, dtype=np.int64) // threads, len(ctas), shared,
                   k.local_size)
+    if shape is not None:
+        if len(shape.exists) != len(ctas):
+            raise ValueError(f"{len(shape.exists)} existence conditions for {len(ctas)} CTAs")
+        port.use_shape(shape, np.arange(geom.lanes, dtype=np.int64) // threads,
+                       {name: alloc for name, (alloc, _) in allocs.items()})
     ex = Executor(k, SymbolicDomain(geom.lanes), port, geom, values, max_steps=max_steps,
-                  dynamic_shared=dynamic_shared, unroll=unroll)
+                  dynamic_shared=dynamic_shared, unroll=unroll, special_terms=special_terms,
+                  prune=prune)
     ex.run()
     out: dict[str, list] = {}
     for name, (alloc, buf) in allocs.items():
         nbytes = buf.elem_bits // 8
         base = alloc.base - layout.allocs[0].base
         out[name] = [port._read(mem.g, base + i * nbytes, nbytes) for i in range(len(buf.values))]
-    return SymbolicLaunch(out, tuple(ex.effects), ex.symbolic_control)
+    return SymbolicLaunch(out, tuple(ex.effects), ex.symbolic_control,
+                          tuple(port.obligations))

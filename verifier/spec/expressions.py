@@ -77,6 +77,68 @@ def _eval(n: Node, env: Mapping[str, int]):
     raise AssertionError(k)
 
 
+def _z3_floor(a, b):
+    """Python's floor division and modulo on 64-bit terms (z3's sdiv truncates)."""
+    import z3
+    q, r = a / b, z3.SRem(a, b)
+    adjust = z3.And(r != 0, (r < 0) != (b < 0))
+    return z3.If(adjust, q - 1, q), z3.If(adjust, r + b, r)
+
+
+def _to_z3(n: Node, env: Mapping[str, Any]):
+    """`_eval` over 64-bit two's complement terms (exact for the small values of a launch);
+    plain ints stay ints so concrete sub-expressions fold."""
+    import z3
+    k = n.kind
+    if k == "int":
+        return n.value
+    if k == "name":
+        return env[n.value]
+    args = [_to_z3(a, env) for a in n.args]
+    if all(isinstance(a, (int, bool)) for a in args):
+        return _eval(Node(n.kind, n.offset, n.value,
+                          tuple(Node("int", a.offset, v) for a, v in zip(n.args, args))), {})
+    bv = [z3.BitVecVal(a, 64) if isinstance(a, int) and not isinstance(a, bool) else a
+          for a in args]
+    if k == "neg":
+        return -bv[0]
+    if k == "bin" or (k == "call" and n.value == "ceil_div"):
+        if n.value in ("//", "%", "ceil_div") and not isinstance(args[1], int):
+            raise KeqError("a division by a symbolic value in a launch expression is not "
+                           "supported")
+        if args[1:] and isinstance(args[1], int) and args[1] == 0 and n.value != "+":
+            raise ZeroDivisionError
+        a, b = bv
+        if n.value == "+":
+            return a + b
+        if n.value == "-":
+            return a - b
+        if n.value == "*":
+            return a * b
+        if n.value == "ceil_div":
+            return -_z3_floor(-a, b)[0]
+        q, r = _z3_floor(a, b)
+        return q if n.value == "//" else r
+    if k == "call":
+        out = bv[0]
+        for b in bv[1:]:
+            out = z3.If(b < out, b, out) if n.value == "min" else z3.If(b > out, b, out)
+        return out
+    if k == "cmp":
+        ops = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b,
+               "<": lambda a, b: a < b, "<=": lambda a, b: a <= b,
+               ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
+        return z3.And([ops[op](a, b) for op, a, b in zip(n.value, bv, bv[1:])])
+    boolean = [z3.BoolVal(a) if isinstance(a, bool) else a for a in args]
+    if k == "and":
+        return z3.And(boolean)
+    if k == "or":
+        return z3.Or(boolean)
+    if k == "not":
+        return z3.Not(boolean[0])
+    raise AssertionError(k)
+
+
 class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text
@@ -278,6 +340,16 @@ class Expr:
         except ZeroDivisionError:
             vals = ", ".join(f"{k}={env[k]}" for k in sorted(self.names))
             raise self._error(f"division by zero in {self.text!r} at {vals}") from None
+
+    def to_z3(self, env: Mapping[str, Any]):
+        """The expression over `env` values that are ints or 64-bit z3 terms: an int when
+        every name it uses is concrete, else a z3 term (BitVec 64 or Bool)."""
+        try:
+            return _to_z3(self.node, env)
+        except ZeroDivisionError:
+            raise self._error(f"division by zero in {self.text!r}") from None
+        except KeqError as e:
+            raise self._error(f"{e} ({self.text!r})") from None
 
     def _error(self, message: str) -> KeqError:
         if self.loc is None:

@@ -1,0 +1,192 @@
+"""Counterexamples: solver models and random tests become concrete inputs, both kernels are
+replayed on the emulator, and only a reproduced difference (or fault, or race) is reported."""
+
+from __future__ import annotations
+
+import numpy as np
+import z3
+
+from semantics.errors import KeqError
+from semantics.machine import MemoryFault
+from semantics.machine.executor import ExecutionError
+from verifier.emulate import run_side
+from verifier.spec import PairSpec, ParamSpec, draw_scalars, int_bounds, make_inputs, type_bits
+from verifier.verdict import (INCONCLUSIVE, NOT_EQUIVALENT, Counterexample, InternalError,
+                              Verdict, _Ctx)
+
+
+def _domain(p: ParamSpec) -> list[int] | None:
+    if p.values is not None:
+        return list(p.values)
+    if p.range is not None:
+        return list(range(p.range[0], p.range[1] + 1))
+    return None
+
+
+def _env(env: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(env.items())) or "the only launch shape"
+
+
+def _inconclusive(ctx: _Ctx, reason: str) -> Verdict:
+    return Verdict(INCONCLUSIVE, "", (reason,))
+
+
+def _variables(terms) -> set[str]:
+    """Names of the uninterpreted constants in terms (a DAG walk: z3util.get_vars walks the
+    tree and is exponential on the shared sums of a reduction)."""
+    seen: set[int] = set()
+    out: set[str] = set()
+    stack = [t for t in terms if not isinstance(t, int)]
+    while stack:
+        t = stack.pop()
+        tid = t.get_id()
+        if tid in seen:
+            continue
+        seen.add(tid)
+        if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            out.add(str(t))
+        else:
+            stack.extend(t.children())
+    return out
+
+
+def _replay(ctx: _Ctx, env: dict, inputs: dict, *, races: bool = False):
+    spec = ctx.spec
+    out = {}
+    for role in ("reference", "candidate"):
+        final, result = run_side(spec.side(role), inputs, env, detect_races=races)
+        out[role] = (final, result)
+    return out
+
+
+def _differences(spec: PairSpec, ref: dict, cand: dict):
+    diffs = []
+    for p in spec.params:
+        if not p.is_buffer or p.access not in ("out", "inout"):
+            continue
+        a = np.ascontiguousarray(ref[p.name]).view(f"u{p.dtype.itemsize}").reshape(-1)
+        b = np.ascontiguousarray(cand[p.name]).view(f"u{p.dtype.itemsize}").reshape(-1)
+        for i in np.nonzero(a != b)[0][:16].tolist():
+            diffs.append((p.name, i, int(a[i]), int(b[i])))
+    return tuple(diffs)
+
+
+def _model_counterexample(ctx, env, value_of, variables, seed) -> Verdict:
+    """`value_of(variable) -> bit pattern` reads the solver's model."""
+    spec = ctx.spec
+    rng = np.random.default_rng(seed)
+    scalars = dict(env)
+    for name, (pname, idx, v) in variables.items():
+        if idx is None:
+            scalars[pname] = _from_bits(spec.param(pname), value_of(v))
+    inputs = make_inputs(spec, scalars, rng)
+    for name, (pname, idx, v) in variables.items():
+        if idx is not None:
+            arr = inputs[pname]
+            raw = arr.view(f"u{arr.dtype.itemsize}")
+            raw[idx] = value_of(v)
+    inputs.update({k: v for k, v in scalars.items()})
+    rep = _replay(ctx, scalars, {k: (v.copy() if isinstance(v, np.ndarray) else v)
+                                 for k, v in inputs.items()})
+    ref, cand = rep["reference"][0], rep["candidate"][0]
+    diffs = _differences(spec, ref, cand)
+    if not diffs:
+        if ctx.assumptions:
+            return _inconclusive(ctx, "the solver found inputs on which the kernels may differ "
+                                      "only through approximate functions; the emulator's "
+                                      "approximations do not show a difference")
+        raise InternalError("a solver model did not reproduce on the emulator (keq bug): "
+                            f"{_env(scalars)}")
+    depends = []
+    if ctx.witness is not None:
+        depends = sorted(_variables(ctx.witness), key=lambda n: (n.split("[")[0], len(n), n))
+    cex = Counterexample(scalars, inputs, _outs(spec, ref), _outs(spec, cand), diffs,
+                         depends_on=tuple(depends))
+    return Verdict(NOT_EQUIVALENT, "", (f"{len(diffs)}+ output element(s) differ",),
+                   counterexample=cex)
+
+
+def _outs(spec: PairSpec, vals: dict) -> dict:
+    return {p.name: vals[p.name] for p in spec.params
+            if p.is_buffer and p.access in ("out", "inout")}
+
+
+def _from_bits(p: ParamSpec, bits: int):
+    if p.is_float:
+        return np.array([bits], dtype=f"u{type_bits(p.type) // 8}").view(p.dtype)[0].item()
+    lo, hi = int_bounds(p.type)
+    w = type_bits(p.type)
+    return bits - (1 << w) if lo < 0 and bits >= 1 << (w - 1) else bits
+
+
+def _concrete_inputs(ctx, env: dict, seed: int, *,
+                     random_scalars: bool = False) -> tuple[dict, dict]:
+    """Replay inputs for a launch shape: random buffer contents, and the free scalars at their
+    least allowed value (for replays whose behaviour does not depend on them) or, with
+    `random_scalars`, drawn within their ranges."""
+    rng = np.random.default_rng(seed)
+    scalars = dict(env)
+    for p in ctx.spec.scalars:
+        if p.name not in scalars:
+            dom = _domain(p)
+            if random_scalars:
+                scalars[p.name] = draw_scalars(ctx.spec, rng, fixed=scalars)[p.name]
+            else:
+                scalars[p.name] = dom[0] if dom else 0
+    inputs = make_inputs(ctx.spec, scalars, rng)
+    inputs.update(scalars)
+    return scalars, inputs
+
+
+def _test_for_difference(ctx, env: dict, seed: int, trials: int,
+                         terms: dict | None = None) -> Verdict | None:
+    """Run both kernels on random inputs of this launch shape; a bit difference (bitexact) is
+    a counterexample as it stands. In real mode only differences the real check would also
+    see count, so testing is skipped there."""
+    if ctx.spec.mode == "real":
+        return None
+    for k in range(trials):
+        scalars, inputs = _concrete_inputs(ctx, env, seed + 1 + k, random_scalars=True)
+        rep = _replay(ctx, scalars, {n: (v.copy() if isinstance(v, np.ndarray) else v)
+                                     for n, v in inputs.items()})
+        ref, cand = rep["reference"][0], rep["candidate"][0]
+        diffs = _differences(ctx.spec, ref, cand)
+        if diffs:
+            approx = [e for role in rep.values() for e in role[1].effects
+                      if e.kind == "approximation"]
+            if approx:
+                continue          # the host's approximations are not the GPU's
+            # The inputs that matter: those the first differing element's terms mention.
+            pair = (terms or {}).get(diffs[0][:2], ())
+            depends = sorted(_variables(pair), key=lambda n: (n.split("[")[0], len(n), n))
+            cex = Counterexample(scalars, inputs, _outs(ctx.spec, ref), _outs(ctx.spec, cand),
+                                 diffs, note="found by random testing before solving",
+                                 depends_on=tuple(depends))
+            return Verdict(NOT_EQUIVALENT, "", (f"{len(diffs)}+ output element(s) differ",),
+                           counterexample=cex)
+    return None
+
+
+def _fault_counterexample(ctx, env, error, seed) -> Verdict:
+    scalars, inputs = _concrete_inputs(ctx, env, seed)
+    try:
+        _replay(ctx, scalars, inputs)
+    except (MemoryFault, ExecutionError) as e:
+        cex = Counterexample(scalars, inputs, {}, {}, (), note=e.render())
+        return Verdict(NOT_EQUIVALENT, "", (f"the candidate faults: {e}",), counterexample=cex)
+    raise InternalError(f"the candidate faulted symbolically but not on replay: {error}")
+
+
+def _race_check(ctx, env, seed) -> Verdict | None:
+    scalars, inputs = _concrete_inputs(ctx, env, seed)
+    for role in ("reference", "candidate"):
+        _, result = run_side(ctx.spec.side(role), inputs, scalars, detect_races=True)
+        races = [e for e in result.effects if e.kind == "race"]
+        if races:
+            if role == "reference":
+                raise KeqError(f"the reference kernel has a data race at {_env(env)}: "
+                               f"{races[0].what}")
+            cex = Counterexample(scalars, inputs, {}, {}, (), note=races[0].what)
+            return Verdict(NOT_EQUIVALENT, "", (f"the candidate has a data race: "
+                                                f"{races[0].what}",), counterexample=cex)
+    return None

@@ -1,0 +1,197 @@
+"""Stage 4 of a verification: are the output elements equal? Identical terms need no solver;
+random testing before solving; integer outputs in one combined query; floats per element;
+mode `real` as real arithmetic. Each difference carries the condition under which its element
+exists (True at a fixed shape; `index < length` under a symbolic launch shape)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import z3
+
+from semantics.machine.symbolic_run import SymbolicLaunch
+from verifier.counterexample import (_env, _inconclusive, _model_counterexample,
+                                     _test_for_difference, _variables)
+from verifier.real_mode import NotReal, RealTranslator
+from verifier.solvers import Obligation, solve
+from verifier.spec import PairSpec, type_bits
+from verifier.verdict import InternalError, Stage, Verdict, _Ctx
+
+
+def _outputs(spec: PairSpec, side_name: str, launch: SymbolicLaunch, ctx: _Ctx) -> dict:
+    side = spec.side(side_name)
+    k = ctx.prepared[side_name]
+    out = {}
+    for name, kp in zip(side.arg_names, k.fn.params):
+        if kp.name in launch.buffers:
+            out[name] = launch.buffers[kp.name]
+    return out
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, int) and isinstance(b, int):
+        return a == b
+    if isinstance(a, int) or isinstance(b, int):
+        return False
+    return a.eq(b)
+
+
+def _size(t) -> int:
+    return 0 if isinstance(t, int) else t.num_args() + len(str(t.decl()))
+
+
+def _live(live, cond):
+    """`cond` restricted to the shapes where the element exists."""
+    return cond if live is True else z3.And(live, cond)
+
+
+def _bv(x, w: int):
+    return z3.BitVecVal(x, w) if isinstance(x, int) else x
+
+
+def _first_true(diffs, model: dict, variables: dict):
+    """The element whose difference the model makes true (the witness to show)."""
+    subst = [(var, z3.BitVecVal(int(model[name]), var.size()))
+             for name, (_, _, var) in variables.items() if name in model]
+    for d in diffs:
+        p, _, a, b, live = d
+        w = type_bits(p.type)
+        t = z3.simplify(z3.substitute(_live(live, _bv(a, w) != _bv(b, w)), *subst)) \
+            if subst else None
+        if t is not None and z3.is_true(t):
+            return d
+    return diffs[0]
+
+
+def _bits_of_float(f: float, width: int) -> int:
+    if width == 32:
+        return int(np.array([f], np.float32).view(np.uint32)[0])
+    if width == 64:
+        return int(np.array([f], np.float64).view(np.uint64)[0])
+    return int(np.array([f], np.float16).view(np.uint16)[0])
+
+
+def _real_outputs(ctx, env, diffs, constraints, variables, seed, t0) -> Verdict | None:
+    """Mode real: the outputs must be equal as real functions of the inputs (module doc of
+    `verifier.real_mode`). A difference is replayed with small integer inputs, on which the
+    float arithmetic of both kernels is exact, so the emulator shows the same difference."""
+    tr = RealTranslator()
+    try:
+        pairs = [(tr.value(a, type_bits(p.type)), tr.value(b, type_bits(p.type)), live)
+                 for p, _, a, b, live in diffs]
+    except NotReal as e:
+        return _inconclusive(ctx, f"mode 'real': {e} has no real-arithmetic reading")
+    mixed = tr.mixed_inputs()
+    if mixed:
+        return _inconclusive(ctx, f"mode 'real': a selection reads the bits of float input "
+                                  f"{sorted(mixed)[0]}")
+    s = z3.Solver()
+    s.set("timeout", int(ctx.timeout_s * 1000))
+    s.add(*constraints)
+    s.add(z3.Or([_live(live, ra != rb) for ra, rb, live in pairs]))
+    answer = s.check()
+    ctx.stages.append(Stage("outputs (real)", str(answer), time.perf_counter() - t0,
+                            f"{len(pairs)} element(s) as real arithmetic"))
+    if answer == z3.unsat:
+        ctx.assumptions.add("mode real: the results are equal as real numbers, so the kernels "
+                            "agree modulo rounding, for finite values (no NaN or infinity)")
+        return None
+    if answer == z3.unknown:
+        return _inconclusive(ctx, f"solver (real arithmetic): {s.reason_unknown()}")
+    for v in tr.variables.values():
+        s.add(z3.IsInt(v), v >= -8, v <= 8)
+    if s.check() != z3.sat:
+        return _inconclusive(ctx, "mode 'real': the kernels differ as real functions, but no "
+                                  "small integer inputs show it (no replayable counterexample)")
+    model = s.model()
+
+    def value_of(var) -> int:
+        real = tr.variables.get(str(var))
+        if real is None:          # a bit-vector input (a launch-shape scalar, an integer)
+            x = model.eval(var, True)
+            return x.as_long() if z3.is_bv_value(x) else 0
+        x = model.eval(real, True)
+        f = float(x.as_fraction()) if z3.is_rational_value(x) else 0.0
+        return _bits_of_float(f, var.size())
+
+    return _model_counterexample(ctx, env, value_of, variables, seed)
+
+
+def compare_outputs(ctx: _Ctx, env: dict, diffs: list, constraints: list, variables: dict,
+                    seed: int, t0: float) -> Verdict | None:
+    """`diffs`: (param, index, reference term, candidate term, element exists) for every
+    output element whose terms are not identical. None when every element is proved equal."""
+    spec = ctx.spec
+    if not diffs:
+        ctx.stages.append(Stage("outputs", "ok", time.perf_counter() - t0,
+                                "identical terms, no solver needed"))
+        return None
+    # Testing before solving: a difference that random inputs show is found in milliseconds
+    # (it is concrete, so it needs no further replay); only the rest goes to a solver.
+    if ctx.trials > 0 and spec.mode == "bitexact":
+        t1 = time.perf_counter()
+        tested = _test_for_difference(ctx, env, seed, trials=ctx.trials,
+                                      terms={(p.name, i): (a, b) for p, i, a, b, _ in diffs})
+        ctx.stages.append(Stage("random testing", "failed" if tested else "ok",
+                                time.perf_counter() - t1, f"{ctx.trials} random input set(s)"))
+        if tested is not None:
+            return tested
+    if spec.mode == "real":
+        float_diffs = [d for d in diffs if d[0].is_float]
+        diffs = [d for d in diffs if not d[0].is_float]     # integers stay exact
+        if float_diffs:
+            verdict = _real_outputs(ctx, env, float_diffs, constraints, variables, seed, t0)
+            if verdict is not None:
+                return verdict
+        if not diffs:
+            return None
+    # One element at a time, cheapest first: a difference usually shows in the first element
+    # tried, and small queries keep FP obligations within reach of the solvers.
+    unknown = []
+    found = None
+    ordered = sorted(diffs, key=lambda d: _size(d[2]) + _size(d[3]))
+    if len(ordered) > 1 and not any(d[0].is_float for d in ordered):
+        # Integer outputs: all elements in one query first, so a proof of many equal
+        # elements (a scan's 512 partial sums) costs one solver call instead of 512. Kept
+        # short: when it does not answer, the per-element queries below take over. (A
+        # disjunction of floating-point differences is much harder than its parts.)
+        diseqs = [_live(live, _bv(a, type_bits(p.type)) != _bv(b, type_bits(p.type)))
+                  for p, _, a, b, live in ordered]
+        ob = Obligation(z3.And(*constraints, z3.Or(diseqs)), f"{len(ordered)} elements differ")
+        r = solve(ob, solvers=ctx.solvers, timeout_s=min(ctx.timeout_s, 10.0), cache=ctx.cache,
+                  dump_dir=ctx.dump_dir)
+        ctx.obligations.append(r)
+        if r.answer == "unsat":
+            ordered = []
+        elif r.answer == "sat":
+            ordered = [_first_true(ordered, r.model or {}, variables)] + ordered
+    for p, i, a, b, live in ordered:
+        w = type_bits(p.type)
+        ob = Obligation(z3.And(*constraints, _live(live, _bv(a, w) != _bv(b, w))),
+                        f"{p.name}[{i}] differs")
+        r = solve(ob, solvers=ctx.solvers, timeout_s=ctx.timeout_s, cache=ctx.cache,
+                  dump_dir=ctx.dump_dir)
+        ctx.obligations.append(r)
+        if r.answer == "sat":
+            ctx.witness = (a, b)
+            found = r
+            break
+        if r.answer != "unsat":
+            unknown.append(f"{p.name}[{i}]: {r.answer} ({r.detail or r.solver})")
+    ctx.stages.append(Stage("outputs", "sat" if found else ("unknown" if unknown else "unsat"),
+                            time.perf_counter() - t0,
+                            f"{len(diffs)} element(s) to the solvers "
+                            f"({', '.join(ctx.solvers)})"))
+    if found is None:
+        if unknown:
+            return _inconclusive(ctx, f"no solver answered on {len(unknown)} output "
+                                      f"element(s) at {_env(env)} (first: {unknown[0]})")
+        return None
+    model = found.model or {}
+    needed = _variables(ctx.witness)
+    missing = sorted(n for n in needed if n in variables and n not in model)
+    if missing:
+        raise InternalError(f"{found.solver} returned a model without {', '.join(missing[:3])}")
+    return _model_counterexample(ctx, env, lambda v: int(model.get(str(v), 0)), variables,
+                                 seed)
