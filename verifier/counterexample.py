@@ -71,8 +71,9 @@ def _differences(spec: PairSpec, ref: dict, cand: dict):
     return tuple(diffs)
 
 
-def _model_counterexample(ctx, env, value_of, variables, seed) -> Verdict:
-    """`value_of(variable) -> bit pattern` reads the solver's model."""
+def model_inputs(ctx, env, value_of, variables, seed) -> tuple[dict, dict]:
+    """Concrete (scalars, inputs) from a solver model; `value_of(variable) -> bit pattern`.
+    Inputs the model does not mention are random."""
     spec = ctx.spec
     rng = np.random.default_rng(seed)
     scalars = dict(env)
@@ -84,8 +85,16 @@ def _model_counterexample(ctx, env, value_of, variables, seed) -> Verdict:
         if idx is not None:
             arr = inputs[pname]
             raw = arr.view(f"u{arr.dtype.itemsize}")
-            raw[idx] = value_of(v)
+            if idx < raw.size:        # a maximal launch's elements past this shape's length
+                raw[idx] = value_of(v)
     inputs.update({k: v for k, v in scalars.items()})
+    return scalars, inputs
+
+
+def _model_counterexample(ctx, env, value_of, variables, seed) -> Verdict:
+    """`value_of(variable) -> bit pattern` reads the solver's model."""
+    spec = ctx.spec
+    scalars, inputs = model_inputs(ctx, env, value_of, variables, seed)
     rep = _replay(ctx, scalars, {k: (v.copy() if isinstance(v, np.ndarray) else v)
                                  for k, v in inputs.items()})
     ref, cand = rep["reference"][0], rep["candidate"][0]

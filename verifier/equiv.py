@@ -28,22 +28,20 @@ as reals); otherwise Inconclusive: the real-arithmetic encoding is not built yet
 
 from __future__ import annotations
 
-import itertools
 import time
-from typing import Any
-
-import z3
 
 from semantics.errors import KeqError, UnsupportedError
 from semantics.machine import MemoryFault
 from semantics.machine.executor import ExecutionError, UnrollLimit
-from semantics.machine.symbolic_run import SymBuffer, SymbolicLaunch, run_symbolic
-from verifier.counterexample import (_domain, _env, _fault_counterexample, _inconclusive,
+from semantics.machine.symbolic_run import SymbolicLaunch, run_symbolic
+from verifier.claim import _symbolic_inputs, assignments, claim_text
+from verifier.counterexample import (_env, _fault_counterexample, _inconclusive,
                                      _race_check)
 from verifier.emulate import prepare_side
 from verifier.outputs import _outputs, _same, compare_outputs
+from verifier.shapes import ShapeFallback, check_shapes, plan
 from verifier.solvers import DEFAULT_SOLVERS
-from verifier.spec import PairSpec, int_bounds, type_bits
+from verifier.spec import PairSpec
 from verifier.verdict import (EQUIVALENT, INCONCLUSIVE, NOT_EQUIVALENT, Counterexample,
                               InternalError, Stage, Verdict, _Ctx)
 
@@ -51,84 +49,7 @@ __all__ = ["EQUIVALENT", "INCONCLUSIVE", "NOT_EQUIVALENT", "Counterexample", "In
            "Stage", "Verdict", "verify", "claim_text", "assignments"]
 
 
-def _launch_scalars(spec: PairSpec) -> set[str]:
-    names: set[str] = set()
-    for side in (spec.reference, spec.candidate):
-        for e in (*side.grid, *side.block):
-            names |= e.names
-    for p in spec.params:
-        if p.length is not None:
-            names |= p.length.names
-    for a in spec.assume:
-        names |= a.names
-    return names
-
-
-def assignments(spec: PairSpec, fixed: dict[str, int], limit: int) -> tuple[list[dict], str]:
-    """Every allowed combination of the enumerated scalars, or ([], why) if too many."""
-    shaping = _launch_scalars(spec)
-    axes: list[tuple[str, list[int]]] = []
-    for p in spec.scalars:
-        if p.name in fixed:
-            axes.append((p.name, [fixed[p.name]]))
-        elif p.name in shaping:
-            dom = _domain(p)
-            if dom is None:
-                lo, hi = int_bounds(p.type)
-                return [], (f"scalar '{p.name}' shapes the launch and has no range: "
-                            f"{hi - lo + 1} values")
-            axes.append((p.name, dom))
-    total = 1
-    for _, dom in axes:
-        total *= len(dom)
-    if total > 50 * limit:
-        return [], (f"the claim covers {total} launch shapes ({' x '.join(f'{n}: {len(d)}' for n, d in axes)}); "
-                    f"keq enumerates at most {limit} (fix scalars with --set, or raise "
-                    f"--max-shapes); symbolic launch shapes are not supported yet")
-    out = []
-    for combo in itertools.product(*[d for _, d in axes]):
-        env = dict(zip([n for n, _ in axes], combo))
-        if spec.check_assumptions(env):
-            out.append(env)
-    if len(out) > limit:
-        return [], (f"the claim covers {len(out)} launch shapes; keq enumerates at most "
-                    f"{limit} (fix scalars with --set, or raise --max-shapes)")
-    return out, ""
-
-
 # -- one assignment ---------------------------------------------------------------------------
-
-def _symbolic_inputs(spec: PairSpec, env: dict[str, int]):
-    """Shared symbolic inputs: one fresh variable per buffer element and per free scalar."""
-    values: dict[str, Any] = {}
-    constraints: list = []
-    variables: dict[str, tuple[str, int | None, Any]] = {}
-    for p in spec.params:
-        bits = type_bits(p.type)
-        if p.is_buffer:
-            n = p.length_of(env)
-            elems = []
-            for i in range(n):
-                v = z3.BitVec(f"{p.name}[{i}]", bits)
-                variables[str(v)] = (p.name, i, v)
-                elems.append(v)
-            values[p.name] = SymBuffer(bits, tuple(elems))
-        elif p.name in env:
-            values[p.name] = env[p.name]
-        else:
-            v = z3.BitVec(p.name, bits)
-            variables[p.name] = (p.name, None, v)
-            values[p.name] = v
-            dom = _domain(p)
-            if dom is not None and not p.is_float:
-                signed = p.type.startswith("s")
-                lo, hi = min(dom), max(dom)
-                le = (lambda a, b: a <= b) if signed else z3.ULE
-                constraints.append(z3.And(le(z3.BitVecVal(lo, bits), v),
-                                          le(v, z3.BitVecVal(hi, bits))))
-                if p.values is not None:
-                    constraints.append(z3.Or([v == x for x in p.values]))
-    return values, constraints, variables
 
 
 def _run_side_symbolic(ctx: _Ctx, role: str, values: dict, env: dict) -> SymbolicLaunch:
@@ -197,42 +118,66 @@ def check_assignment(ctx: _Ctx, env: dict[str, int], seed: int) -> Verdict | Non
 
 # -- the whole claim -----------------------------------------------------------------------------
 
-def claim_text(spec: PairSpec, fixed: dict[str, int]) -> str:
-    parts = []
-    for p in spec.scalars:
-        if p.name in fixed:
-            parts.append(f"{p.name}={fixed[p.name]}")
-        elif p.values is not None:
-            parts.append(f"{p.name} in {list(p.values)}")
-        elif p.range is not None:
-            parts.append(f"{p.range[0]} <= {p.name} <= {p.range[1]}")
-        else:
-            parts.append(f"every {p.type} {p.name}")
-    assume = "".join(f", assuming {a.text}" for a in spec.assume)
-    return (f"{spec.name}: {spec.candidate.kernel} == {spec.reference.kernel} ({spec.mode}) "
-            f"for {', '.join(parts) or 'the launch'}{assume}, every input")
+
+SHAPE_MODES = ("auto", "symbolic", "enumerate")
+FEW_SHAPES = 4        # auto: this many shapes or fewer are enumerated (each run is cheap)
 
 
 def verify(spec: PairSpec, *, fixed: dict[str, int] | None = None, timeout_s: float = 60.0,
            unroll: int = 64, max_shapes: int = 16, seed: int = 0, progress=None,
            solvers: tuple[str, ...] = DEFAULT_SOLVERS, dump_smt: str | None = None,
-           trials: int = 8) -> Verdict:
+           trials: int = 8, shapes: str = "auto") -> Verdict:
+    """Check the claim of `spec` (with the scalars in `fixed` pinned).
+
+    `shapes` says how the launch shapes the claim allows are covered: "symbolic" (one maximal
+    launch with symbolic shape scalars, `verifier.shapes`), "enumerate" (each shape on its own,
+    at most `max_shapes`), or "auto": symbolic when there are more than a few shapes, falling
+    back to enumeration when the symbolic mode cannot decide and the shapes are few enough."""
+    if shapes not in SHAPE_MODES:
+        raise KeqError(f"shapes must be one of {', '.join(SHAPE_MODES)}, not {shapes!r}")
     fixed = dict(fixed or {})
     start = time.perf_counter()
     ctx = _Ctx(spec, timeout_s, unroll, solvers=tuple(solvers), dump_dir=dump_smt,
                trials=trials)
     claim = claim_text(spec, fixed)
-    shapes, why = assignments(spec, fixed, max_shapes)
-    if not shapes:
+
+    def done(kind, reasons=(), count=0, cex=None, coverage=""):
+        return Verdict(kind, claim, tuple(reasons), tuple(sorted(ctx.assumptions)),
+                       tuple(ctx.stages), count, cex, time.perf_counter() - start,
+                       tuple(ctx.obligations), coverage)
+
+    enumerated, why = assignments(spec, fixed, max_shapes)
+    symbolic_why = ""
+    if shapes == "symbolic" or (shapes == "auto" and len(enumerated) != 1
+                                and (not enumerated or len(enumerated) > FEW_SHAPES)):
+        t0 = time.perf_counter()
+        try:
+            sp = plan(spec, fixed)
+            if progress:
+                progress(0, 1, {n: "symbolic" for n in sp.names})
+            v = check_shapes(ctx, sp, fixed, seed)
+        except ShapeFallback as e:
+            symbolic_why = str(e)
+            ctx.stages.append(Stage("symbolic shapes", "skipped", time.perf_counter() - t0,
+                                    symbolic_why))
+        else:
+            coverage = (f"{sp.count} launch shape(s) in one symbolic maximal launch "
+                        f"({', '.join(sp.names)} symbolic)")
+            if v is None:
+                return done(EQUIVALENT, (), sp.count, coverage=coverage)
+            return done(v.kind, v.reasons, sp.count, v.counterexample, coverage)
+        if shapes == "symbolic":
+            return done(INCONCLUSIVE, (f"symbolic launch shapes: {symbolic_why}",))
+    if not enumerated:
         reason = why or "no launch shape satisfies the ranges and `assume`"
-        return Verdict(INCONCLUSIVE, claim, (reason,), seconds=time.perf_counter() - start)
-    for n, env in enumerate(shapes):
+        if symbolic_why:
+            reason += f"; symbolic launch shapes do not apply: {symbolic_why}"
+        return done(INCONCLUSIVE, (reason,))
+    coverage = f"{len(enumerated)} launch shape(s), each checked on its own"
+    for n, env in enumerate(enumerated):
         if progress:
-            progress(n, len(shapes), env)
+            progress(n, len(enumerated), env)
         v = check_assignment(ctx, env, seed)
         if v is not None:
-            return Verdict(v.kind, claim, v.reasons, tuple(sorted(ctx.assumptions)),
-                           tuple(ctx.stages), n + 1, v.counterexample,
-                           time.perf_counter() - start, tuple(ctx.obligations))
-    return Verdict(EQUIVALENT, claim, (), tuple(sorted(ctx.assumptions)), tuple(ctx.stages),
-                   len(shapes), None, time.perf_counter() - start, tuple(ctx.obligations))
+            return done(v.kind, v.reasons, n + 1, v.counterexample, coverage)
+    return done(EQUIVALENT, (), len(enumerated), coverage=coverage)

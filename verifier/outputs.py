@@ -11,6 +11,7 @@ import numpy as np
 import z3
 
 from semantics.machine.symbolic_run import SymbolicLaunch
+from verifier.abstraction import FloatAbstraction
 from verifier.counterexample import (_env, _inconclusive, _model_counterexample,
                                      _test_for_difference, _variables)
 from verifier.real_mode import NotReal, RealTranslator
@@ -118,6 +119,27 @@ def _real_outputs(ctx, env, diffs, constraints, variables, seed, t0) -> Verdict 
     return _model_counterexample(ctx, env, value_of, variables, seed)
 
 
+def _abstracted(ctx: _Ctx, diffs: list, constraints: list) -> list:
+    """The differences not already refuted with floating-point subterms abstracted (see
+    `verifier.abstraction`): all at once first, then one at a time if that fails."""
+    fa = FloatAbstraction()
+    queries = [_live(live, _bv(fa(a), type_bits(p.type)) != _bv(fa(b), type_bits(p.type)))
+               for p, _, a, b, live in diffs]
+    if fa.count == 0:
+        return diffs          # nothing abstracted: the same question as the original
+
+    def refuted(q, name) -> bool:
+        r = solve(Obligation(z3.And(*constraints, q), name), solvers=ctx.solvers,
+                  timeout_s=min(ctx.timeout_s, 10.0), cache=ctx.cache, dump_dir=ctx.dump_dir)
+        ctx.obligations.append(r)
+        return r.answer == "unsat"
+
+    if refuted(z3.Or(queries), f"{len(diffs)} elements differ (floats abstracted)"):
+        return []
+    return [d for d, q in zip(diffs, queries)
+            if not refuted(q, f"{d[0].name}[{d[1]}] differs (floats abstracted)")]
+
+
 def compare_outputs(ctx: _Ctx, env: dict, diffs: list, constraints: list, variables: dict,
                     seed: int, t0: float) -> Verdict | None:
     """`diffs`: (param, index, reference term, candidate term, element exists) for every
@@ -166,6 +188,8 @@ def compare_outputs(ctx: _Ctx, env: dict, diffs: list, constraints: list, variab
             ordered = []
         elif r.answer == "sat":
             ordered = [_first_true(ordered, r.model or {}, variables)] + ordered
+    if any(d[0].is_float for d in ordered):
+        ordered = _abstracted(ctx, ordered, constraints)
     for p, i, a, b, live in ordered:
         w = type_bits(p.type)
         ob = Obligation(z3.And(*constraints, _live(live, _bv(a, w) != _bv(b, w))),

@@ -50,6 +50,9 @@ class Verdict:
     # Every obligation sent to a solver (canonical SMT-LIB2 hash, solver, answer), in order:
     # the evidence a certificate records (verifier.certs).
     obligations: tuple = ()
+    # How the claim's launch shapes were covered ("one symbolic launch shape for 2048
+    # shapes", "3 shapes enumerated"): part of what the verdict means.
+    coverage: str = ""
 
 
 @dataclass

@@ -34,7 +34,7 @@ from semantics.domains.symbolic import SymbolicDomain
 from semantics.errors import UnsupportedError
 from semantics.machine.concrete_port import ConcretePort
 from semantics.machine.memory import ConcreteMemory
-from semantics.machine.races import RaceDetector
+from semantics.machine.symbolic_races import SymbolicRaceLog
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,63 @@ def _concrete(x) -> bool:
     return isinstance(x, (int, bool, np.integer, np.bool_))
 
 
+_PER_CTA_SPACES = ("shared", "local", "param", "const")
+
+
+def _term(v, w: int):
+    return z3.BitVecVal(int(v), w) if _concrete(v) else v
+
+
+def _bool(c):
+    return z3.BoolVal(bool(c)) if _concrete(c) else c
+
+
+def _split_address(t) -> tuple[int, Any]:
+    """address = constant + offset term (z3's simplifier puts a constant addend first)."""
+    t = z3.simplify(t)
+    base = 0
+    if z3.is_app_of(t, z3.Z3_OP_BADD):
+        consts = [c for c in t.children() if z3.is_bv_value(c)]
+        if consts:
+            base = sum(c.as_long() for c in consts)
+    off = z3.simplify(t - z3.BitVecVal(base, t.size())) if base else t
+    return base, off
+
+
+def _conjuncts(m) -> list:
+    out, stack = [], [m]
+    while stack:
+        t = stack.pop()
+        if z3.is_and(t):
+            stack.extend(t.children())
+        else:
+            out.append(t)
+    return out
+
+
+def _assuming(value, mask, extra: tuple = ()):
+    """`value` where the lane's `mask` holds (and the `extra` substitutions, e.g. a symbolic
+    address offset := one of its values): registers written under a symbolic condition are
+    `If(cond, new, old)`, and an access under that very condition uses `new`. Returns an int
+    when that makes the value concrete (else the term). Sound because the access only happens
+    where `mask` holds."""
+    if _concrete(value):
+        return value
+    subst = list(extra)
+    if _concrete(mask):
+        mask = z3.BoolVal(bool(mask))
+    for lit in _conjuncts(mask):
+        if z3.is_true(lit):
+            continue
+        if z3.is_not(lit):
+            subst.append((lit.arg(0), z3.BoolVal(False)))
+        subst.append((lit, z3.BoolVal(True)))
+    if not subst:
+        return value
+    t = z3.simplify(z3.substitute(value, *subst))
+    return t.as_long() if z3.is_bv_value(t) else t
+
+
 def _and(m, e):
     """Conjunction that keeps concrete operands concrete."""
     if _concrete(m):
@@ -76,14 +133,18 @@ def _and(m, e):
 
 
 class SymbolicPort:
-    def __init__(self, mem: ConcreteMemory, *, races: RaceDetector | None = None) -> None:
+    def __init__(self, mem: ConcreteMemory, *, races: SymbolicRaceLog | None = None) -> None:
         self.mem = mem
-        self.checker = ConcretePort(mem, track_uninitialized=False, races=races)
+        self.checker = ConcretePort(mem, track_uninitialized=False)
         self.races = races
         # Symbolic launch shapes (set by `use_shape`): existence per lane, limits per buffer.
         self.exists_of_lane: list | None = None
         self.limits: list[tuple[int, int, str, Any]] = []     # (base, end, name, length)
         self.obligations: list[ShapeObligation] = []
+        # `resolver(offset term, condition) -> set of values | None`: what a symbolic address
+        # offset can be (the verifier evaluates it over every allowed shape).
+        self.resolver = None
+        self.symbolic_lanes: list = []
         # (region id, flat offset) -> (word key, byte index); word key -> (nbytes, value)
         self.bytes: dict[tuple[int, int], tuple[tuple[int, int, int], int]] = {}
         self.words: dict[tuple[int, int, int], object] = {}
@@ -99,13 +160,21 @@ class SymbolicPort:
     def _places(self, x, space, addr, nbytes, mask, align, kind="r", value=None):
         """Where each lane accesses, and under which condition: (arr, flat, maybe lanes,
         shared-memory init map or None, per-lane condition)."""
+        self.symbolic_lanes = []
         if not all(_concrete(a) for a in addr):
-            raise UnsupportedError(f"'{x.form.name}' uses a data-dependent (symbolic) address",
-                                   x.ins.loc)
-        a = np.array([int(v) for v in addr], dtype=np.uint64)
+            addr = [a if _concrete(a) else _assuming(a, m) for a, m in zip(addr, mask)]
         cond = list(mask)
-        if self.exists_of_lane is not None:
+        if self.exists_of_lane is not None and space not in _PER_CTA_SPACES:
+            # Only global memory outlives a CTA: a CTA that is not launched must leave no
+            # trace there, while its shared memory is its own (and concrete masks keep the
+            # shared-memory initialization tracking exact).
             cond = [_and(m, e) for m, e in zip(cond, self.exists_of_lane)]
+        if not all(_concrete(a) for a in addr):
+            sym = [i for i, v in enumerate(addr) if not _concrete(v)]
+            self.symbolic_lanes = self._resolve(x, space, addr, nbytes, cond, sym, align, kind)
+            addr = [0 if i in set(sym) else v for i, v in enumerate(addr)]
+            cond = [False if i in set(sym) else c for i, c in enumerate(cond)]
+        a = np.array([int(v) for v in addr], dtype=np.uint64)
         certain = np.array([bool(m) if _concrete(m) else False for m in cond], dtype=bool)
         maybe = np.array([(not _concrete(m)) or bool(m) for m in cond], dtype=bool)
         # Faults are decided on lanes that certainly execute; lanes active only under a
@@ -128,12 +197,57 @@ class SymbolicPort:
             self._bounds(x, a, nbytes, maybe, cond)
         if self.races is not None:
             lanes = np.nonzero(maybe)[0]
-            vals = None
-            if value is not None and all(_concrete(value[i]) for i in lanes.tolist()):
-                vals = np.array([int(value[i]) for i in lanes.tolist()], dtype=np.uint64)
-            self.checker._track(x, arr, flat[lanes], nbytes, lanes, kind, a, vals)
+            self.races.access(x, self._region(arr), flat[lanes], nbytes, lanes, kind,
+                              [cond[i] for i in lanes.tolist()],
+                              None if value is None else [value[i] for i in lanes.tolist()])
         return arr, flat, maybe, (init if init is not None and init is not self.mem.g_init
                                   else None), cond
+
+    def _resolve(self, x, space, addr, nbytes, cond, lanes, align, kind) -> list:
+        """Lanes whose address is a symbolic term: each becomes one access per value the
+        address can take (`resolver`, from the verifier, lists them over every allowed
+        shape), under `cond and offset == k`. Returns [(lane, offset term, [(k, arr, flat,
+        condition)])]; the offset term is the address less its constant part, so a load and a
+        store indexed alike share it (see `_collapse`)."""
+        if self.resolver is None:
+            raise UnsupportedError(f"'{x.form.name}' uses a data-dependent (symbolic) address",
+                                   x.ins.loc)
+        out = []
+        for lane in lanes:
+            c = cond[lane]
+            if _concrete(c) and not bool(c):
+                continue
+            base, off = _split_address(addr[lane])
+            values = self.resolver(off, c)
+            if values is None:
+                raise UnsupportedError(f"'{x.form.name}' uses an address that depends on input "
+                                       f"data or takes too many values ({x.thread_name(lane)})",
+                                       x.ins.loc)
+            places = []
+            for k in sorted(values):
+                where = (base + k) & 0xFFFFFFFFFFFFFFFF
+                ck = z3.And(_bool(c), off == z3.BitVecVal(k, off.size()))
+                a1 = np.array([where], dtype=np.uint64)
+                arr, flat, _, bad, _ = self.mem.locate(space, a1, nbytes, np.array([True]))
+                if (bad is not None and bad.any()) or where % (align or nbytes):
+                    self.obligations.append(ShapeObligation(
+                        "invalid address", f"'{x.form.name}' may access no buffer or a "
+                        f"misaligned address {where:#x} ({x.thread_name(lane)})", x.ins.loc, ck))
+                    continue
+                if self.limits and arr is self.mem.g:
+                    self._bounds(x, a1, nbytes, np.array([True]), [ck])
+                if self.races is not None:
+                    self.races.access(x, self._region(arr), flat, nbytes, [lane], kind, [ck])
+                places.append((k, arr, int(flat[0]), ck))
+            out.append((lane, off, places))
+        return out
+
+    def _region(self, arr) -> str:
+        if arr is self.mem.g:
+            return "global"
+        if arr is self.mem.shared or arr.base is self.mem.shared:
+            return "shared"
+        return "other"
 
     def _bounds(self, x, a: np.ndarray, nbytes: int, maybe: np.ndarray, cond: list) -> None:
         """Obligations: no lane reads or writes past its buffer's symbolic length."""
@@ -206,6 +320,15 @@ class SymbolicPort:
                 x.effect("uninitialized", f"read of never-written shared memory by "
                                           f"{x.thread_name(lane)}")
             out[lane] = self._read(arr, f, nbytes)
+        for lane, off, places in self.symbolic_lanes:
+            if not places:
+                continue
+            w = nbytes * 8
+            chain = _term(self._read(places[-1][1], places[-1][2], nbytes), w)
+            for k, arr_k, f, _ in reversed(places[:-1]):
+                chain = z3.If(off == z3.BitVecVal(k, off.size()),
+                              _term(self._read(arr_k, f, nbytes), w), chain)
+            out[lane] = chain
         return out
 
     def store(self, x, space, addr, nbytes, value, mask, align=None):
@@ -219,13 +342,26 @@ class SymbolicPort:
             v = value[lane]
             m = mask[lane]
             if not _concrete(m):      # a store under a data-dependent condition
+                # Registers written under this condition are If(cond, new, old): what is
+                # stored where the condition holds is `new` (keeps both kernels' terms alike).
+                v = _assuming(v, m)
                 old = self._read(arr, f, nbytes)
                 v = z3.If(m, v if not _concrete(v) else z3.BitVecVal(int(v), w),
                           old if not _concrete(old) else z3.BitVecVal(int(old), w))
             self._write(arr, f, nbytes, v)
+        for lane, off, places in self.symbolic_lanes:
+            for k, arr_k, f, ck in places:
+                # One substitution for both: `value` where the lane runs and `off == k`.
+                v = _term(_assuming(value[lane], ck,
+                                    ((off, z3.BitVecVal(k, off.size())),)), w)
+                self._write(arr_k, f, nbytes,
+                            z3.If(ck, v, _term(self._read(arr_k, f, nbytes), w)))
 
     def atomic(self, x, space, addr, nbytes, update, mask):
         arr, flat, maybe, init, mask = self._places(x, space, addr, nbytes, mask, None, "a")
+        if self.symbolic_lanes:
+            raise UnsupportedError(f"'{x.form.name}' is an atomic at a symbolic address",
+                                   x.ins.loc)
         out = [0] * len(addr)
         w = nbytes * 8
         for lane in np.nonzero(maybe)[0].tolist():       # lane order: a legal serialization

@@ -18,7 +18,7 @@ from semantics.machine.executor import Effect, Executor, Geometry
 from semantics.machine.kernel import PreparedKernel
 from semantics.machine.memory import ConcreteMemory, GlobalLayout
 from semantics.machine.run import scalar_bits
-from semantics.machine.races import RaceDetector
+from semantics.machine.symbolic_races import RacePair, SymbolicRaceLog
 from semantics.machine.symbolic_port import LaunchShape, ShapeObligation, SymbolicPort
 
 
@@ -36,18 +36,20 @@ class SymbolicLaunch:
     effects: tuple[Effect, ...]
     symbolic_control: bool            # some branch or guard depended on symbolic data
     obligations: tuple[ShapeObligation, ...] = ()   # with a LaunchShape: bounds to prove
+    races: tuple[RacePair, ...] = ()                # with detect_races: conflicting accesses
 
 
 def run_symbolic(k: PreparedKernel, grid: tuple[int, int, int], block: tuple[int, int, int],
                  args: Sequence[SymBuffer | int | float | z3.BitVecRef], *, dynamic_shared: int = 0,
                  unroll: int | None = 64, max_steps: int = 5_000_000,
                  shape: LaunchShape | None = None, special_terms: dict | None = None,
-                 detect_races: bool = False, prune=None) -> SymbolicLaunch:
+                 detect_races: bool = False, prune=None, resolver=None) -> SymbolicLaunch:
     """`shape` makes this a maximal launch standing for every shape it allows (see
     `semantics.machine.symbolic_port`); `special_terms` gives special registers symbolic
-    values (%nctaid); `detect_races` reports possible races as "race" effects, counting
-    accesses under symbolic conditions as happening; `prune(mask)` drops infeasible lanes
-    at loop re-entry."""
+    values (%nctaid); `detect_races` logs every access with its condition and returns the
+    conflicting pairs (`semantics.machine.symbolic_races`); `prune(mask)` drops infeasible lanes
+    at loop re-entry; `resolver(offset, condition)` lists the values a symbolic address offset
+    takes (see `SymbolicPort._resolve`)."""
     params = k.fn.params
     if len(args) != len(params):
         raise ValueError(f"{k.name} takes {len(params)} arguments, {len(args)} given")
@@ -70,8 +72,9 @@ def run_symbolic(k: PreparedKernel, grid: tuple[int, int, int], block: tuple[int
         alloc = layout.allocate(f"global:{name}", var.size_bytes or 0)
         values[("global-var", name)] = alloc.base
     mem = ConcreteMemory(layout, {})
-    port = SymbolicPort(mem, races=RaceDetector(block[0] * block[1] * block[2])
+    port = SymbolicPort(mem, races=SymbolicRaceLog(block[0] * block[1] * block[2])
                         if detect_races else None)
+    port.resolver = resolver
     for alloc, buf in allocs.values():
         nbytes = buf.elem_bits // 8
         for i, v in enumerate(buf.values):
@@ -98,4 +101,5 @@ def run_symbolic(k: PreparedKernel, grid: tuple[int, int, int], block: tuple[int
         base = alloc.base - layout.allocs[0].base
         out[name] = [port._read(mem.g, base + i * nbytes, nbytes) for i in range(len(buf.values))]
     return SymbolicLaunch(out, tuple(ex.effects), ex.symbolic_control,
-                          tuple(port.obligations))
+                          tuple(port.obligations),
+                          tuple(port.races.pairs()) if port.races is not None else ())

@@ -215,7 +215,11 @@ def translate(phi: z3.BoolRef) -> Translation:
             new[node.get_id()] = node
             continue
         args = [new[node.arg(i).get_id()] for i in range(node.num_args())]
-        if node.decl().kind() == z3.Z3_OP_FPA_TO_IEEE_BV:
+        if len(args) == 1 and node.decl().kind() in (z3.Z3_OP_AND, z3.Z3_OP_OR):
+            # z3 keeps a one-argument (and x) / (or x); SMT-LIB requires two or more
+            # arguments and bitwuzla rejects it: it is x.
+            new[node.get_id()] = args[0]
+        elif node.decl().kind() == z3.Z3_OP_FPA_TO_IEEE_BV:
             t = args[0]
             b = ieee.get(t.get_id())
             if b is None:

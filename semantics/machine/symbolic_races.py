@@ -1,0 +1,135 @@
+"""Race detection on the symbolic domain: every access is logged with the condition under which
+it happens, and a race is a pair of conflicting accesses whose conditions can both hold.
+
+The rule is the concrete detector's (`semantics.machine.races`): two accesses to one byte of
+shared or global memory conflict when they come from different threads, at least one writes,
+they are not both atomic, and they are in the same barrier interval of one CTA or in different
+CTAs. Lockstep execution visits every access of every lane (under symbolic conditions when
+control depends on symbolic values), so the log holds every access any allowed input or launch
+shape makes; `pairs()` turns the conflicting ones into conditions a solver must refute.
+Two writes of one instruction storing the same term do not race (the concrete detector's rule
+for same-value stores).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import z3
+
+
+@dataclass(frozen=True)
+class _Access:
+    tid: int
+    epoch: int
+    kind: str            # r | w | a
+    cond: Any            # True or a z3 Bool
+    loc: Any
+    lane_name: str
+    value: Any = None    # for writes: the stored word (int or term)
+
+
+@dataclass(frozen=True)
+class RacePair:
+    """`cond` (True or a z3 Bool): the two accesses described by `what` both happen."""
+
+    what: str
+    cond: Any
+
+
+class SymbolicRaceLog:
+    MAX_PAIRS_PER_BYTE = 64
+
+    def __init__(self, threads_per_cta: int) -> None:
+        self.t = threads_per_cta
+        self.events: dict[tuple[str, int], list[_Access]] = {}
+
+    def access(self, x, region: str, flat, nbytes: int, lanes, kind: str, conds: list,
+               values: list | None = None) -> None:
+        if region not in ("global", "shared"):
+            return
+        for j, lane in enumerate(np.asarray(lanes).tolist()):
+            c = conds[j]
+            if isinstance(c, (bool, np.bool_)) and not c:
+                continue
+            tid = int(x.global_tid[lane])
+            if region == "shared":       # shared memory is per CTA: key by the CTA too
+                key_region = f"shared:{tid // self.t}"
+            else:
+                key_region = region
+            acc = _Access(tid, int(x.cta_epoch[x.cta_of_lane[lane]]), kind,
+                          True if isinstance(c, (bool, np.bool_)) else c, x.ins.loc,
+                          x.thread_name(lane), None if values is None else values[j])
+            f = int(flat[j])
+            for b in range(nbytes):
+                self.events.setdefault((key_region, f + b), []).append(acc)
+
+    def _conflict(self, a: _Access, b: _Access) -> bool:
+        if a.tid == b.tid or (a.kind == "r" and b.kind == "r"):
+            return False
+        if a.kind == "a" and b.kind == "a":
+            return False
+        if a.tid // self.t == b.tid // self.t and a.epoch != b.epoch:
+            return False
+        if a.kind == "w" and b.kind == "w" and a.loc == b.loc and a.value is not None \
+                and b.value is not None and _same(a.value, b.value):
+            return False
+        return True
+
+    def pairs(self) -> list[RacePair]:
+        """Conflicting pairs, one condition per pair of instructions (a disjunction over the
+        bytes and threads where they meet)."""
+        by_site: dict[tuple, tuple[str, list]] = {}
+        for (region, _), accs in self.events.items():
+            if len(accs) < 2 or all(a.kind == "r" for a in accs):
+                continue
+            found = 0
+            for i, a in enumerate(accs):
+                if a.kind == "r":
+                    continue
+                for b in accs:
+                    if b is a or (b.kind != "r" and id(b) < id(a)) or not self._conflict(a, b):
+                        continue
+                    site = (a.loc, b.loc, a.kind, b.kind)
+                    names = {"r": "read", "w": "write", "a": "atomic"}
+                    entry = by_site.get(site)
+                    if entry is None:
+                        what = (f"{names[a.kind]} by {a.lane_name} at {a.loc} and "
+                                f"{names[b.kind]} by {b.lane_name} at {b.loc} "
+                                f"({region.split(':')[0]} memory), with no barrier between them")
+                        entry = by_site[site] = (what, [])
+                    entry[1].append(_both(a.cond, b.cond))
+                    found += 1
+                    if found >= self.MAX_PAIRS_PER_BYTE:
+                        break
+                if found >= self.MAX_PAIRS_PER_BYTE:
+                    break
+        out = []
+        for what, conds in by_site.values():
+            if any(c is True for c in conds):
+                out.append(RacePair(what, True))
+            else:
+                out.append(RacePair(what, z3.Or(conds) if len(conds) > 1 else conds[0]))
+        return out
+
+
+def _both(a, b):
+    if a is True:
+        return b
+    if b is True:
+        return a
+    return z3.And(a, b)
+
+
+def _same(a, b) -> bool:
+    concrete = (int, np.integer)
+    if isinstance(a, concrete) and isinstance(b, concrete):
+        return int(a) == int(b)
+    if isinstance(a, concrete) or isinstance(b, concrete):
+        return False
+    return a.eq(b)
+
+
+__all__ = ["RacePair", "SymbolicRaceLog"]

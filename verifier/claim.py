@@ -1,0 +1,109 @@
+"""What a claim covers: the scalars that shape the launch, the shapes a claim allows, the
+shared symbolic inputs both kernels run on, and the claim in one line."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import z3
+
+from semantics.machine.symbolic_run import SymBuffer
+from verifier.counterexample import _domain
+from verifier.spec import PairSpec, int_bounds, type_bits
+
+
+def _launch_scalars(spec: PairSpec) -> set[str]:
+    names: set[str] = set()
+    for side in (spec.reference, spec.candidate):
+        for e in (*side.grid, *side.block):
+            names |= e.names
+    for p in spec.params:
+        if p.length is not None:
+            names |= p.length.names
+    for a in spec.assume:
+        names |= a.names
+    return names
+
+
+def assignments(spec: PairSpec, fixed: dict[str, int], limit: int) -> tuple[list[dict], str]:
+    """Every allowed combination of the enumerated scalars, or ([], why) if too many."""
+    shaping = _launch_scalars(spec)
+    axes: list[tuple[str, list[int]]] = []
+    for p in spec.scalars:
+        if p.name in fixed:
+            axes.append((p.name, [fixed[p.name]]))
+        elif p.name in shaping:
+            dom = _domain(p)
+            if dom is None:
+                lo, hi = int_bounds(p.type)
+                return [], (f"scalar '{p.name}' shapes the launch and has no range: "
+                            f"{hi - lo + 1} values")
+            axes.append((p.name, dom))
+    total = 1
+    for _, dom in axes:
+        total *= len(dom)
+    if total > 50 * limit:
+        return [], (f"the claim covers {total} launch shapes ({' x '.join(f'{n}: {len(d)}' for n, d in axes)}); "
+                    f"keq enumerates at most {limit} (fix scalars with --set, or raise "
+                    f"--max-shapes); symbolic launch shapes are not supported yet")
+    out = []
+    for combo in itertools.product(*[d for _, d in axes]):
+        env = dict(zip([n for n, _ in axes], combo))
+        if spec.check_assumptions(env):
+            out.append(env)
+    if len(out) > limit:
+        return [], (f"the claim covers {len(out)} launch shapes; keq enumerates at most "
+                    f"{limit} (fix scalars with --set, or raise --max-shapes)")
+    return out, ""
+
+
+def _symbolic_inputs(spec: PairSpec, env: dict[str, int],
+                     lengths: dict[str, int] | None = None):
+    """Shared symbolic inputs: one fresh variable per buffer element and per free scalar.
+    Buffers are `lengths[name]` long when given (a maximal launch), else as `env` says."""
+    values: dict[str, Any] = {}
+    constraints: list = []
+    variables: dict[str, tuple[str, int | None, Any]] = {}
+    for p in spec.params:
+        bits = type_bits(p.type)
+        if p.is_buffer:
+            n = lengths[p.name] if lengths is not None else p.length_of(env)
+            elems = []
+            for i in range(n):
+                v = z3.BitVec(f"{p.name}[{i}]", bits)
+                variables[str(v)] = (p.name, i, v)
+                elems.append(v)
+            values[p.name] = SymBuffer(bits, tuple(elems))
+        elif p.name in env:
+            values[p.name] = env[p.name]
+        else:
+            v = z3.BitVec(p.name, bits)
+            variables[p.name] = (p.name, None, v)
+            values[p.name] = v
+            dom = _domain(p)
+            if dom is not None and not p.is_float:
+                signed = p.type.startswith("s")
+                lo, hi = min(dom), max(dom)
+                le = (lambda a, b: a <= b) if signed else z3.ULE
+                constraints.append(z3.And(le(z3.BitVecVal(lo, bits), v),
+                                          le(v, z3.BitVecVal(hi, bits))))
+                if p.values is not None:
+                    constraints.append(z3.Or([v == x for x in p.values]))
+    return values, constraints, variables
+
+
+def claim_text(spec: PairSpec, fixed: dict[str, int]) -> str:
+    parts = []
+    for p in spec.scalars:
+        if p.name in fixed:
+            parts.append(f"{p.name}={fixed[p.name]}")
+        elif p.values is not None:
+            parts.append(f"{p.name} in {list(p.values)}")
+        elif p.range is not None:
+            parts.append(f"{p.range[0]} <= {p.name} <= {p.range[1]}")
+        else:
+            parts.append(f"every {p.type} {p.name}")
+    assume = "".join(f", assuming {a.text}" for a in spec.assume)
+    return (f"{spec.name}: {spec.candidate.kernel} == {spec.reference.kernel} ({spec.mode}) "
+            f"for {', '.join(parts) or 'the launch'}{assume}, every input")

@@ -1,0 +1,566 @@
+"""Symbolic launch shapes: one maximal launch proves a claim for every launch shape it allows.
+
+The scalars that shape the launch (they appear in a grid, a buffer length or an `assume`)
+become solver variables, constrained to their declared ranges and to `assume`. Each kernel runs
+once over the *maximal* launch (every CTA any allowed shape launches; buffers at their largest
+length), where:
+- CTA `c` exists only when `c < grid(scalars)` on every axis: its global-memory effects happen
+  under that condition, and `%nctaid` is the symbolic grid;
+- the kernel's own bounds checks (`if (i < n)`) are symbolic branches: both paths run, under
+  complementary lane conditions (the executor's symbolic masks);
+- an access past a buffer's symbolic length, or outside every buffer, under a symbolic condition
+  becomes an *obligation* (its condition must be unsatisfiable); a model is a shape (and inputs)
+  on which the kernel faults, replayed on the emulator before it is reported;
+- races: every access counts as happening, so "no race found" holds for every shape and input;
+  a race found this way is reproduced on the emulator at concrete shapes before it is reported,
+  else the verdict is Inconclusive;
+- output element `i` of a buffer exists when `i < length(scalars)`; only existing elements must
+  be equal.
+Loops bounded by a shape scalar unroll until the solver shows no lane can continue (the executor
+prunes infeasible lanes on loop re-entry), up to `--unroll`.
+
+What this mode refuses (the verifier then enumerates shapes when there are few enough, or says
+Inconclusive): a block shape or dynamic shared size that depends on a scalar, a division by a
+symbolic value in a launch expression, and addresses that depend on a symbolic value (e.g.
+`row * cols + col` with symbolic `cols`): memory is addressed concretely.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import z3
+
+from semantics.errors import KeqError, UnsupportedError
+from semantics.machine import MemoryFault
+from semantics.machine.executor import ExecutionError, UnrollLimit
+from semantics.machine.symbolic_port import LaunchShape
+from semantics.machine.symbolic_run import SymbolicLaunch, run_symbolic
+from verifier.claim import _launch_scalars, _symbolic_inputs
+from verifier.counterexample import _concrete_inputs, _domain, _inconclusive, model_inputs
+from verifier.emulate import prepare_side, run_side
+from verifier.outputs import _outputs, _same, compare_outputs
+from verifier.solvers import Obligation, solve
+from verifier.spec import PairSpec, type_bits
+from verifier.term_eval import NotEvaluable, evaluate
+from verifier.verdict import NOT_EQUIVALENT, Counterexample, InternalError, Stage, Verdict, _Ctx
+
+MAX_COMBINATIONS = 2_000_000     # shapes enumerated (cheaply) to find the maximal launch
+RESOLVE_LIMIT = 4096             # values one symbolic address may take
+
+
+class ShapeFallback(Exception):
+    """This claim cannot be checked with symbolic shapes (the reason says why)."""
+
+
+@dataclass(frozen=True)
+class ShapePlan:
+    names: tuple[str, ...]                          # the symbolic shape scalars
+    shapes: tuple[dict[str, int], ...]              # every allowed combination (for sampling)
+    grids: dict[str, tuple[int, int, int]]          # maximal grid per role
+    blocks: dict[str, tuple[int, int, int]]
+    lengths: dict[str, int]                         # maximal length per buffer
+
+    @property
+    def count(self) -> int:
+        return len(self.shapes)
+
+
+def plan(spec: PairSpec, fixed: dict[str, int]) -> ShapePlan:
+    """The maximal launch of a claim: raises ShapeFallback when there is none."""
+    names = tuple(p.name for p in spec.scalars
+                  if p.name in _launch_scalars(spec) and p.name not in fixed)
+    if not names:
+        raise ShapeFallback("no scalar shapes the launch")
+    axes = []
+    total = 1
+    for n in names:
+        dom = _domain(spec.param(n))
+        if dom is None:
+            raise ShapeFallback(f"scalar '{n}' shapes the launch and has no range")
+        axes.append(dom)
+        total *= len(dom)
+    if total > MAX_COMBINATIONS:
+        raise ShapeFallback(f"{total} shape combinations (at most {MAX_COMBINATIONS})")
+    shapes = []
+    grids = {"reference": [1, 1, 1], "candidate": [1, 1, 1]}
+    blocks: dict[str, set] = {"reference": set(), "candidate": set()}
+    lengths = {p.name: 0 for p in spec.buffers}
+    for combo in itertools.product(*axes):
+        env = dict(fixed)
+        env.update(zip(names, combo))
+        if not spec.check_assumptions(env):
+            continue
+        shapes.append({n: env[n] for n in names})
+        for role in grids:
+            grid, block = spec.side(role).launch(env)      # raises on a bad grid or block
+            grids[role] = [max(a, b) for a, b in zip(grids[role], grid)]
+            blocks[role].add(block)
+        for p in spec.buffers:
+            lengths[p.name] = max(lengths[p.name], p.length_of(env))
+    if not shapes:
+        raise ShapeFallback("no launch shape satisfies the ranges and `assume`")
+    for role, bs in blocks.items():
+        if len(bs) > 1:
+            raise ShapeFallback(f"the {role}'s block shape depends on the scalars")
+    return ShapePlan(names, tuple(shapes), {r: tuple(g) for r, g in grids.items()},
+                     {r: next(iter(b)) for r, b in blocks.items()}, lengths)
+
+
+class _Feasibility:
+    """Is a lane condition possible / certain under the claim? Conditions about shape scalars
+    alone are evaluated at every allowed shape (exact: the plan lists them all); others go to
+    a solver with the claim's constraints (memoized per term). Also lists the values a
+    symbolic address offset takes (`resolve`)."""
+
+    def __init__(self, sp: ShapePlan, variables: dict[str, Any], constraints: list,
+                 timeout_s: float = 2.0) -> None:
+        self.vars = {n: variables[n] for n in sp.names}
+        self.names = set(self.vars)
+        self.points = {n: np.array([shape[n] & ((1 << self.vars[n].size()) - 1)
+                                    for shape in sp.shapes], dtype=np.uint64)
+                       for n in sp.names}
+        self.count = sp.count
+        self.solver = z3.Solver()
+        self.solver.set("timeout", int(timeout_s * 1000))
+        self.solver.add(*constraints)
+        # Memos keyed by z3 term id. z3 reuses the id of a freed term, so every memo also
+        # keeps its terms alive (`pinned`) for as long as the memo lives.
+        self.memo: dict[int, bool] = {}
+        self.only_memo: dict[int, bool] = {}
+        self.eval_memo: dict[int, np.ndarray] = {}
+        self.pinned: list = []
+
+    MEMO_LIMIT = 200_000
+
+    def shape_only(self, t) -> bool:
+        """Does `t` mention no constant but the shape scalars? (memoized DAG walk)"""
+        memo = self.only_memo
+        stack = [t]
+        while stack:
+            e = stack[-1]
+            key = e.get_id()
+            if key in memo:
+                stack.pop()
+                continue
+            self.pinned.append(e)
+            kids = e.children()
+            if not kids:
+                memo[key] = not (z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED
+                                 and str(e) not in self.names)
+                stack.pop()
+                continue
+            pending = [c for c in kids if c.get_id() not in memo]
+            if pending:
+                stack.extend(pending)
+                continue
+            memo[key] = all(memo[c.get_id()] for c in kids)
+            stack.pop()
+        return memo[t.get_id()]
+
+    def at_shapes(self, t) -> np.ndarray | None:
+        """`t` at every shape, or None when it depends on more than the shape scalars."""
+        if not self.shape_only(t):
+            return None
+        if len(self.eval_memo) > self.MEMO_LIMIT:
+            self.eval_memo.clear()
+        self.pinned.append(t)      # every subterm is pinned by shape_only's walk
+        try:
+            return evaluate(t, self.points, self.count, self.eval_memo)
+        except NotEvaluable:
+            return None
+
+    def possible(self, cond) -> bool:
+        if isinstance(cond, (bool, np.bool_)):
+            return bool(cond)
+        key = cond.get_id()
+        hit = self.memo.get(key)
+        if hit is None:
+            self.pinned.append(cond)
+            vals = self.at_shapes(cond)
+            if vals is not None:
+                hit = bool(vals.any())
+            else:
+                self.solver.push()
+                self.solver.add(cond)
+                hit = self.solver.check() != z3.unsat        # unknown keeps the lane: sound
+                self.solver.pop()
+            self.memo[key] = hit
+        return hit
+
+    def certain(self, cond) -> bool:
+        if isinstance(cond, (bool, np.bool_)):
+            return bool(cond)
+        return not self.possible(z3.Not(cond))
+
+    def prune(self, mask):
+        return [m if isinstance(m, (bool, np.bool_)) or self.possible(m) else False
+                for m in mask]
+
+    def decide(self, conds: list) -> tuple[int | None, list]:
+        """(index of a shape where one of `conds` holds, or None; the conditions that
+        depend on more than the shape scalars, left for a solver)."""
+        rest, evaluable = [], []
+        for c in conds:
+            if isinstance(c, (bool, np.bool_)):
+                if c:
+                    return 0, []
+                continue
+            (evaluable if self.shape_only(c) else rest).append(c)
+        if evaluable:
+            vals = self.at_shapes(z3.Or(evaluable)) if len(evaluable) > 1 else \
+                self.at_shapes(evaluable[0])
+            if vals is None:
+                rest.extend(evaluable)
+            elif vals.any():
+                return int(np.argmax(vals)), []
+        return None, rest
+
+    def leaves(self, t) -> np.ndarray | None:
+        """Per shape, the id of the term `t` selects: selections (`If`) on shape-only
+        conditions are resolved at every shape; anything else is a leaf. None when `t` is
+        concrete."""
+        if isinstance(t, (int, np.integer)):
+            return None
+        memo: dict[int, np.ndarray] = {}
+
+        def walk(e) -> np.ndarray:
+            key = e.get_id()
+            hit = memo.get(key)
+            if hit is not None:
+                return hit
+            out = None
+            if z3.is_app_of(e, z3.Z3_OP_ITE):
+                c = self.at_shapes(e.arg(0))
+                if c is not None:
+                    out = np.where(c, walk(e.arg(1)), walk(e.arg(2)))
+            if out is None:
+                out = np.full(self.count, key, dtype=np.int64)
+            memo[key] = out
+            return out
+        return walk(t)
+
+    def same_everywhere(self, a, b, live) -> bool:
+        """Do `a` and `b` select the same term at every shape where the element exists?
+        (Then they are equal for every input: exact, no solver.)"""
+        la, lb = self.leaves(a), self.leaves(b)
+        if la is None or lb is None:
+            return False
+        where = np.ones(self.count, bool) if live is True else self.at_shapes(live)
+        if where is None:
+            return False
+        return bool((la[where] == lb[where]).all())
+
+    def specialize(self, a, b, live) -> list | None:
+        """Split the element by the values of the shape-only selections inside its terms:
+        for each combination that occurs at an allowed shape where the element exists, both
+        terms with those selections decided and simplified (z3 normalizes sums, so equal
+        sums in another order become identical). Returns the combinations whose terms still
+        differ, as (condition, reference term, candidate term) — [] proves the element;
+        None when the terms contain no shape-only selection."""
+        conds: dict[int, Any] = {}
+        seen: set[int] = set()
+        stack = [t for t in (a, b) if not isinstance(t, (int, np.integer))]
+        while stack:
+            e = stack.pop()
+            if e.get_id() in seen:
+                continue
+            seen.add(e.get_id())
+            if z3.is_app_of(e, z3.Z3_OP_ITE) and self.shape_only(e.arg(0)):
+                conds.setdefault(e.arg(0).get_id(), e.arg(0))
+                stack.extend((e.arg(1), e.arg(2)))
+            else:
+                stack.extend(e.children())
+        if not conds:
+            return None
+        cs = list(conds.values())
+        rows = [self.at_shapes(c) for c in cs]
+        where = np.ones(self.count, bool) if live is True else self.at_shapes(live)
+        if where is None or any(r is None for r in rows):
+            return None
+        table = np.stack(rows)[:, where]
+        out = []
+        for col in np.unique(table, axis=1).T:
+            subst = [(c, z3.BoolVal(bool(v))) for c, v in zip(cs, col)]
+            sa = a if isinstance(a, (int, np.integer)) else z3.simplify(z3.substitute(a, *subst))
+            sb = b if isinstance(b, (int, np.integer)) else z3.simplify(z3.substitute(b, *subst))
+            if _equal_terms(sa, sb):
+                continue
+            pattern = z3.And([c if v else z3.Not(c) for c, v in zip(cs, col)])
+            out.append((pattern if live is True else z3.And(pattern, live), _value(sa),
+                        _value(sb)))
+        return out
+
+    def resolve(self, off, cond) -> set[int] | None:
+        """The values a symbolic address offset takes where `cond` may hold, over every
+        allowed shape; None when it depends on more than the shape scalars (input data) or
+        takes more than RESOLVE_LIMIT values."""
+        if not self.possible(cond):
+            return set()
+        vals = self.at_shapes(off)
+        if vals is None:
+            return None
+        keep = None if isinstance(cond, (bool, np.bool_)) else self.at_shapes(cond)
+        if keep is not None:
+            vals = vals[keep]
+        out = set(np.unique(vals).tolist())
+        return out if len(out) <= RESOLVE_LIMIT else None
+
+
+def _equal_terms(a, b) -> bool:
+    a, b = _value(a), _value(b)
+    if isinstance(a, int) or isinstance(b, int):
+        return isinstance(a, int) and isinstance(b, int) and a == b
+    return a.eq(b)
+
+
+def _value(t):
+    """A simplified term as an int when it is a constant (the output comparison's form)."""
+    if isinstance(t, np.integer):
+        return int(t)
+    if z3.is_expr(t) and z3.is_bv_value(t):
+        return t.as_long()
+    return t
+
+
+def _widen(v, p) -> Any:
+    """A scalar variable as the 64-bit value launch expressions compute with."""
+    bits = type_bits(p.type)
+    if bits >= 64:
+        return v
+    return z3.SignExt(64 - bits, v) if p.type.startswith("s") else z3.ZeroExt(64 - bits, v)
+
+
+def _lt(i: int, bound) -> Any:
+    return i < bound if isinstance(bound, int) else z3.BitVecVal(i, 64) < bound
+
+
+def _launch(ctx: _Ctx, sp: ShapePlan, role: str, values: dict, env64: dict,
+            feas: _Feasibility) -> SymbolicLaunch:
+    spec = ctx.spec
+    side = spec.side(role)
+    k = ctx.prepared.get(role)
+    if k is None:
+        k = ctx.prepared[role] = prepare_side(side)
+    gmax = sp.grids[role]
+    terms = [e.to_z3(env64) for e in side.grid] + [1] * (3 - len(side.grid))
+    exists = []
+    for z in range(gmax[2]):
+        for y in range(gmax[1]):
+            for x in range(gmax[0]):
+                parts = [c for c in (_lt(x, terms[0]), _lt(y, terms[1]), _lt(z, terms[2]))
+                         if c is not True]
+                if any(c is False for c in parts):
+                    exists.append(False)
+                    continue
+                cond = z3.And(parts) if parts else True
+                exists.append(True if cond is True or feas.certain(cond) else cond)
+    special = {f"%nctaid.{a}": z3.Extract(31, 0, t) for a, t in zip("xyz", terms)
+               if not isinstance(t, int)}
+    limits = {}
+    for name, kp in zip(side.arg_names, k.fn.params):
+        p = spec.param(name)
+        if p.is_buffer:
+            n = p.length.to_z3(env64)
+            limits[kp.name] = n * (type_bits(p.type) // 8) if isinstance(n, int) else \
+                n * z3.BitVecVal(type_bits(p.type) // 8, 64)
+    return run_symbolic(k, gmax, sp.blocks[role], side.kernel_args(values),
+                        dynamic_shared=side.dynamic_shared, unroll=ctx.unroll,
+                        shape=LaunchShape(tuple(exists), limits), special_terms=special,
+                        detect_races=True, prune=feas.prune, resolver=feas.resolve)
+
+
+def check_shapes(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int) -> Verdict | None:
+    """None when the claim holds for every shape in `sp`; else the verdict it forces.
+    Raises ShapeFallback when this mode cannot decide (the caller may enumerate)."""
+    spec = ctx.spec
+    values, constraints, variables = _symbolic_inputs(spec, fixed, sp.lengths)
+    env64: dict[str, Any] = {n: v for n, v in fixed.items()}
+    for n in sp.names:
+        env64[n] = _widen(values[n], spec.param(n))
+    for a in spec.assume:
+        c = a.to_z3(env64)
+        if c is False:
+            raise ShapeFallback(f"assume {a.text!r} never holds")
+        if c is not True:
+            constraints.append(c)
+    feas = _Feasibility(sp, values, constraints)
+    what = f"{sp.count} launch shapes ({', '.join(sp.names)} symbolic)"
+    t0 = time.perf_counter()
+    launches: dict[str, SymbolicLaunch] = {}
+    for role in ("reference", "candidate"):
+        try:
+            launches[role] = _launch(ctx, sp, role, values, env64, feas)
+        except (MemoryFault, ExecutionError) as e:
+            # On lanes that run for every shape: any shape shows it; the largest has them all.
+            verdict = _replay_fault(ctx, role, dict(fixed, **sp.shapes[-1]), seed, e)
+            if verdict is not None:
+                return verdict
+            raise ShapeFallback(f"{role}: {e}") from None
+        except (UnsupportedError, UnrollLimit) as e:
+            raise ShapeFallback(f"{role}: {e}") from None
+    ctx.stages.append(Stage("symbolic execution", "ok", time.perf_counter() - t0, what))
+    # bounds
+    t0 = time.perf_counter()
+    for role, launch in launches.items():
+        if not launch.obligations:
+            continue
+        # Conditions about shapes alone are decided by evaluating them at every shape.
+        hit, rest = feas.decide([o.violation for o in launch.obligations])
+        if hit is not None:
+            verdict = _replay_fault(ctx, role, dict(fixed, **sp.shapes[hit]), seed, None)
+            if verdict is not None:
+                return verdict
+            raise InternalError(f"an invalid access by the {role} at "
+                                f"{_shape(sp.shapes[hit])} did not fault on the emulator "
+                                f"(keq bug)")
+        if not rest:
+            continue
+        ob = Obligation(z3.And(*constraints, z3.Or(rest)), f"{role} stays inside its buffers")
+        r = solve(ob, solvers=ctx.solvers, timeout_s=ctx.timeout_s, cache=ctx.cache,
+                  dump_dir=ctx.dump_dir)
+        ctx.obligations.append(r)
+        if r.answer == "sat":
+            model = r.model or {}
+            scalars, inputs = model_inputs(ctx, fixed, lambda v: int(model.get(str(v), 0)),
+                                           variables, seed)
+            verdict = _replay_fault(ctx, role, scalars, seed, None, inputs)
+            if verdict is not None:
+                return verdict
+            raise InternalError(f"a solver model of an invalid access by the {role} did not "
+                                f"fault on the emulator (keq bug): {_shape(scalars)}")
+        if r.answer != "unsat":
+            return _inconclusive(ctx, f"bounds of the {role}: no solver answered "
+                                      f"({r.answer}: {r.detail or r.solver})")
+    count = sum(len(launch.obligations) for launch in launches.values())
+    ctx.stages.append(Stage("bounds", "ok", time.perf_counter() - t0,
+                            f"{count} access obligation(s) over {what}"))
+    # effects
+    for role, launch in launches.items():
+        for e in launch.effects:
+            if e.kind == "approximation":
+                ctx.assumptions.add(f"{e.what} is the same function in both kernels "
+                                    f"(uninterpreted; {e.loc})")
+            else:
+                raise ShapeFallback(f"{role}: {e.kind}: {e.what} at {e.loc}")
+    # races
+    t0 = time.perf_counter()
+    checked = 0
+    for role, launch in launches.items():
+        if not launch.races:
+            continue
+        checked += len(launch.races)
+        verdict = _races(ctx, role, launch, sp, fixed, constraints, variables, seed, feas)
+        if verdict is not None:
+            return verdict
+    ctx.stages.append(Stage("races", "ok", time.perf_counter() - t0,
+                            f"every access logged; {checked} conflicting pair(s) of "
+                            f"instructions refuted" if checked else
+                            "every access logged; no two conflict"))
+    # outputs
+    t0 = time.perf_counter()
+    ref = _outputs(spec, "reference", launches["reference"], ctx)
+    cand = _outputs(spec, "candidate", launches["candidate"], ctx)
+    diffs = []
+    by_shape = 0
+    for p in spec.params:
+        if not p.is_buffer or p.access not in ("out", "inout"):
+            continue
+        length = p.length.to_z3(env64)
+        for i, (a, b) in enumerate(zip(ref[p.name], cand[p.name])):
+            live = _lt(i, length)
+            if live is False or _same(a, b):
+                continue
+            if feas.same_everywhere(a, b, live):
+                by_shape += 1
+                continue
+            split = feas.specialize(a, b, live)
+            if split is None:
+                diffs.append((p, i, a, b, live))
+                continue
+            if not split:
+                by_shape += 1
+            diffs.extend((p, i, sa, sb, cond) for cond, sa, sb in split)
+    if by_shape:
+        ctx.stages.append(Stage("outputs by shape", "ok", time.perf_counter() - t0,
+                                f"{by_shape} element(s) select the same term at every shape"))
+        t0 = time.perf_counter()
+    return compare_outputs(ctx, fixed, diffs, constraints, variables, seed, t0)
+
+
+def _shape(scalars: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(scalars.items()))
+
+
+def _replay_fault(ctx: _Ctx, role: str, scalars: dict, seed: int, error,
+                  inputs: dict | None = None) -> Verdict | None:
+    """Run `role` concretely at `scalars`; a fault is a verdict (about the spec for the
+    reference). None when it does not fault."""
+    if inputs is None:
+        scalars, inputs = _concrete_inputs(ctx, scalars, seed)
+    try:
+        run_side(ctx.spec.side(role), {k: (v.copy() if isinstance(v, np.ndarray) else v)
+                                       for k, v in inputs.items()}, scalars)
+    except (MemoryFault, ExecutionError) as e:
+        if role == "reference":
+            raise KeqError(f"the reference kernel faults at {_shape(scalars)}: "
+                           f"{e.render()}") from None
+        cex = Counterexample(scalars, inputs, {}, {}, (), note=e.render())
+        return Verdict(NOT_EQUIVALENT, "", (f"the candidate faults: {e}",), counterexample=cex)
+    return None
+
+
+def _races(ctx: _Ctx, role: str, launch: SymbolicLaunch, sp: ShapePlan, fixed: dict,
+           constraints: list, variables: dict, seed: int,
+           feas: _Feasibility) -> Verdict | None:
+    """Conflicting accesses must never both happen; a model of both happening is replayed
+    with the emulator's race detector before it is reported."""
+    hit, rest = feas.decide([r.cond for r in launch.races])
+    if hit is not None:
+        # Both happen at this shape whatever the inputs: random inputs show it.
+        attempts = [_concrete_inputs(ctx, dict(fixed, **sp.shapes[hit]), seed)]
+        what = next((r.what for r in launch.races if r.cond is True), launch.races[0].what)
+    elif not rest:
+        return None
+    else:
+        ob = Obligation(z3.And(*constraints, z3.Or(rest)),
+                        f"{role} is free of data races")
+        r = solve(ob, solvers=ctx.solvers, timeout_s=ctx.timeout_s, cache=ctx.cache,
+                  dump_dir=ctx.dump_dir)
+        ctx.obligations.append(r)
+        if r.answer == "unsat":
+            return None
+        if r.answer != "sat":
+            return _inconclusive(ctx, f"race freedom of the {role}: no solver answered "
+                                      f"({r.answer}: {r.detail or r.solver})")
+        model = r.model or {}
+        attempts = [model_inputs(ctx, fixed, lambda v: int(model.get(str(v), 0)), variables,
+                                 seed)]
+        what = next((p.what for p in launch.races
+                     if z3.is_true(z3.simplify(z3.substitute(p.cond, *_subst(model,
+                                                                               variables))))),
+                    launch.races[0].what)
+    for scalars, inputs in attempts:
+        _, result = run_side(ctx.spec.side(role), inputs, scalars, detect_races=True)
+        races = [e for e in result.effects if e.kind == "race"]
+        if races:
+            if role == "reference":
+                raise KeqError(f"the reference kernel has a data race at {_shape(scalars)}: "
+                               f"{races[0].what}")
+            cex = Counterexample(scalars, inputs, {}, {}, (), note=races[0].what)
+            return Verdict(NOT_EQUIVALENT, "", (f"the candidate has a data race: "
+                                                f"{races[0].what}",), counterexample=cex)
+    return _inconclusive(ctx, f"the {role} may race ({what}), but the emulator's race detector "
+                              f"did not reproduce it at {_shape(attempts[0][0])}")
+
+
+def _subst(model: dict, variables: dict) -> list:
+    return [(var, z3.BitVecVal(int(model[name]), var.size()))
+            for name, (_, _, var) in variables.items() if name in model]
+
+
+__all__ = ["ShapeFallback", "ShapePlan", "check_shapes", "plan"]

@@ -1,0 +1,188 @@
+"""Evaluate a z3 bit-vector/Boolean term at many points at once (numpy), for the values a term
+takes over every launch shape of a claim (a few thousand points).
+
+This is not a semantics of any instruction: it evaluates terms the instruction semantics already
+built, exactly as z3 would (`z3.simplify(z3.substitute(t, point))`), only vectorized. Widths up
+to 64 bits; `NotEvaluable` for anything else (the caller then falls back to z3).
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+import z3
+
+
+class NotEvaluable(Exception):
+    pass
+
+
+_U64 = np.uint64
+
+
+def _mask(w: int) -> np.uint64:
+    return _U64((1 << w) - 1) if w < 64 else _U64(0xFFFFFFFFFFFFFFFF)
+
+
+def _signed(v: np.ndarray, w: int) -> np.ndarray:
+    """Two's complement reading of w-bit values, as int64."""
+    if w == 64:
+        return v.view(np.int64)
+    if w == 63:
+        raise NotEvaluable("63-bit signed values")
+    s = v.astype(np.int64)
+    return np.where(s >= np.int64(1 << (w - 1)), s - np.int64(1 << w), s)
+
+
+def evaluate(t, env: Mapping[str, np.ndarray], n: int,
+             memo: dict[int, np.ndarray] | None = None) -> np.ndarray:
+    """`t` at each of `n` points; `env` maps constant names to uint64 arrays of length n.
+    Bit-vectors come back as uint64 arrays (masked to their width), Booleans as bool arrays.
+    `memo` (term id -> values) may be shared between calls over the same points."""
+    return _eval(t, env, n, {} if memo is None else memo)
+
+
+def _eval(t, env, n, memo):
+    key = t.get_id()
+    hit = memo.get(key)
+    if hit is not None:
+        return hit
+    out = _eval1(t, env, n, memo)
+    memo[key] = out
+    return out
+
+
+def _eval1(t, env, n, memo):
+    k = t.decl().kind()
+    if z3.is_bv_value(t):
+        if t.size() > 64:
+            raise NotEvaluable("wider than 64 bits")
+        return np.full(n, t.as_long(), dtype=_U64)
+    if k == z3.Z3_OP_TRUE:
+        return np.ones(n, bool)
+    if k == z3.Z3_OP_FALSE:
+        return np.zeros(n, bool)
+    if k == z3.Z3_OP_UNINTERPRETED and t.num_args() == 0:
+        v = env.get(str(t))
+        if v is None:
+            raise NotEvaluable(f"free constant {t}")
+        return v
+    a = [_eval(c, env, n, memo) for c in t.children()]
+    if z3.is_bv(t):
+        w = t.size()
+        if w > 64:
+            raise NotEvaluable("wider than 64 bits")
+        m = _mask(w)
+        with np.errstate(over="ignore"):
+            if k == z3.Z3_OP_BADD:
+                r = a[0]
+                for x in a[1:]:
+                    r = r + x
+                return r & m
+            if k == z3.Z3_OP_BMUL:
+                r = a[0]
+                for x in a[1:]:
+                    r = r * x
+                return r & m
+            if k == z3.Z3_OP_BSUB:
+                return (a[0] - a[1]) & m
+            if k == z3.Z3_OP_BNEG:
+                return (~a[0] + _U64(1)) & m
+            if k == z3.Z3_OP_BAND:
+                r = a[0]
+                for x in a[1:]:
+                    r = r & x
+                return r
+            if k == z3.Z3_OP_BOR:
+                r = a[0]
+                for x in a[1:]:
+                    r = r | x
+                return r
+            if k == z3.Z3_OP_BXOR:
+                r = a[0]
+                for x in a[1:]:
+                    r = r ^ x
+                return r
+            if k == z3.Z3_OP_BNOT:
+                return ~a[0] & m
+            if k == z3.Z3_OP_ITE:
+                return np.where(a[0], a[1], a[2])
+            if k in (z3.Z3_OP_BSHL, z3.Z3_OP_BLSHR, z3.Z3_OP_BASHR):
+                s = a[1]
+                big = s >= _U64(w)
+                sc = np.minimum(s, _U64(63))
+                if k == z3.Z3_OP_BSHL:
+                    return np.where(big, _U64(0), (a[0] << sc) & m)
+                if k == z3.Z3_OP_BLSHR:
+                    return np.where(big, _U64(0), a[0] >> sc)
+                sv = _signed(a[0], w)
+                return (np.right_shift(sv, np.minimum(sc, _U64(w - 1)).astype(np.int64))
+                        .view(_U64) & m)
+            if k == z3.Z3_OP_EXTRACT:
+                hi, lo = t.params()
+                return (a[0] >> _U64(lo)) & _mask(hi - lo + 1)
+            if k == z3.Z3_OP_ZERO_EXT:
+                return a[0]
+            if k == z3.Z3_OP_SIGN_EXT:
+                wi = t.arg(0).size()
+                return _signed(a[0], wi).view(_U64) & m
+            if k == z3.Z3_OP_CONCAT:
+                r = np.zeros(n, _U64)
+                for c, x in zip(t.children(), a):
+                    r = (r << _U64(c.size())) | x if c.size() < 64 else x
+                return r & m
+            if k in (z3.Z3_OP_BUDIV, z3.Z3_OP_BUDIV_I, z3.Z3_OP_BUREM, z3.Z3_OP_BUREM_I):
+                zero = a[1] == 0
+                d = np.where(zero, _U64(1), a[1])
+                if k in (z3.Z3_OP_BUDIV, z3.Z3_OP_BUDIV_I):
+                    return np.where(zero, m, a[0] // d)
+                return np.where(zero, a[0], a[0] % d)
+            if k in (z3.Z3_OP_BSDIV, z3.Z3_OP_BSDIV_I, z3.Z3_OP_BSREM, z3.Z3_OP_BSREM_I):
+                x, y = _signed(a[0], w), _signed(a[1], w)
+                zero = y == 0
+                ys = np.where(zero, np.int64(1), y)
+                q = np.abs(x) // np.abs(ys)
+                q = np.where((x < 0) != (ys < 0), -q, q)
+                if k in (z3.Z3_OP_BSDIV, z3.Z3_OP_BSDIV_I):
+                    # SMT-LIB: x / 0 is -1 for x >= 0 and 1 for x < 0
+                    q = np.where(zero, np.where(x < 0, np.int64(1), np.int64(-1)), q)
+                    return q.view(_U64) & m
+                r = np.where(zero, x, x - q * ys)
+                return r.view(_U64) & m
+        raise NotEvaluable(f"operation {t.decl().name()}")
+    if k == z3.Z3_OP_NOT:
+        return ~a[0]
+    if k == z3.Z3_OP_AND:
+        r = a[0]
+        for x in a[1:]:
+            r = r & x
+        return r
+    if k == z3.Z3_OP_OR:
+        r = a[0]
+        for x in a[1:]:
+            r = r | x
+        return r
+    if k == z3.Z3_OP_EQ:
+        return a[0] == a[1]
+    if k == z3.Z3_OP_DISTINCT and len(a) == 2:
+        return a[0] != a[1]
+    if k == z3.Z3_OP_ITE:
+        return np.where(a[0], a[1], a[2])
+    if k in (z3.Z3_OP_ULT, z3.Z3_OP_ULEQ, z3.Z3_OP_UGT, z3.Z3_OP_UGEQ):
+        x, y = a
+    elif k in (z3.Z3_OP_SLT, z3.Z3_OP_SLEQ, z3.Z3_OP_SGT, z3.Z3_OP_SGEQ):
+        w = t.arg(0).size()
+        x, y = _signed(a[0], w), _signed(a[1], w)
+    else:
+        raise NotEvaluable(f"operation {t.decl().name()}")
+    if k in (z3.Z3_OP_ULT, z3.Z3_OP_SLT):
+        return x < y
+    if k in (z3.Z3_OP_ULEQ, z3.Z3_OP_SLEQ):
+        return x <= y
+    if k in (z3.Z3_OP_UGT, z3.Z3_OP_SGT):
+        return x > y
+    return x >= y
+
+
+__all__ = ["NotEvaluable", "evaluate"]
