@@ -19,8 +19,10 @@ PREFIX = "abstract!fp!"
 
 class FloatAbstraction:
     def __init__(self) -> None:
+        # Keyed by term id; z3 reuses the id of a freed term, so the terms are kept alive.
         self.memo: dict[int, z3.ExprRef] = {}
         self.mentions: dict[int, bool] = {}
+        self.pinned: list = []
         self.count = 0
 
     def _mentions_float(self, t) -> bool:
@@ -30,6 +32,7 @@ class FloatAbstraction:
             hit = z3.is_fp(t) or z3.is_fprm(t) or any(self._mentions_float(c)
                                                      for c in t.children())
             self.mentions[key] = hit
+            self.pinned.append(t)
         return hit
 
     def _fresh(self, t):
@@ -56,6 +59,7 @@ class FloatAbstraction:
             kids = [self(c) for c in t.children()]
             out = t.decl()(*kids) if kids else t
         self.memo[key] = out
+        self.pinned.append(t)
         return out
 
 

@@ -46,7 +46,7 @@ def assignments(spec: PairSpec, fixed: dict[str, int], limit: int) -> tuple[list
     if total > 50 * limit:
         return [], (f"the claim covers {total} launch shapes ({' x '.join(f'{n}: {len(d)}' for n, d in axes)}); "
                     f"keq enumerates at most {limit} (fix scalars with --set, or raise "
-                    f"--max-shapes); symbolic launch shapes are not supported yet")
+                    f"--max-shapes)")
     out = []
     for combo in itertools.product(*[d for _, d in axes]):
         env = dict(zip([n for n, _ in axes], combo))

@@ -29,6 +29,19 @@ def _is_concrete(x) -> bool:
     return isinstance(x, (int, bool, np.integer, np.bool_))
 
 
+def _commuted(x, y) -> tuple:
+    """The operands of a commutative IEEE operation (add, mul, fma's product) in a canonical
+    order, so that `a*b` and `b*a` build one term: ptxas and nvcc swap them freely, and the
+    solver cannot see through the swap cheaply. Sound: in z3's floating-point theory (one NaN,
+    no payloads) these operations commute exactly, and keq canonicalizes NaN results anyway.
+    The order is by z3's structural hash (stable across processes, so obligation texts and
+    certificate hashes are reproducible), then by the printed term."""
+    kx, ky = x.hash(), y.hash()
+    if kx > ky or (kx == ky and x.sexpr() > y.sexpr()):
+        return y, x
+    return x, y
+
+
 class SymbolicDomain:
     """Primitive operations on lists of per-lane ints / z3 terms. See `semantics.domains.base`."""
 
@@ -247,7 +260,7 @@ class SymbolicDomain:
 
     def fadd(self, fmt, rm, a, b):
         return self._fp_op(fmt, 2, lambda x, y: self.c.fadd(fmt, rm, x, y),
-                           lambda x, y: z3.fpAdd(_RM[rm](), x, y))(a, b)
+                           lambda x, y: z3.fpAdd(_RM[rm](), *_commuted(x, y)))(a, b)
 
     def fsub(self, fmt, rm, a, b):
         return self._fp_op(fmt, 2, lambda x, y: self.c.fsub(fmt, rm, x, y),
@@ -255,7 +268,7 @@ class SymbolicDomain:
 
     def fmul(self, fmt, rm, a, b):
         return self._fp_op(fmt, 2, lambda x, y: self.c.fmul(fmt, rm, x, y),
-                           lambda x, y: z3.fpMul(_RM[rm](), x, y))(a, b)
+                           lambda x, y: z3.fpMul(_RM[rm](), *_commuted(x, y)))(a, b)
 
     def fdiv(self, fmt, rm, a, b):
         return self._fp_op(fmt, 2, lambda x, y: self.c.fdiv(fmt, rm, x, y),
@@ -263,7 +276,7 @@ class SymbolicDomain:
 
     def ffma(self, fmt, rm, a, b, c):
         return self._fp_op(fmt, 3, lambda x, y, z: self.c.ffma(fmt, rm, x, y, z),
-                           lambda x, y, z: z3.fpFMA(_RM[rm](), x, y, z))(a, b, c)
+                           lambda x, y, z: z3.fpFMA(_RM[rm](), *_commuted(x, y), z))(a, b, c)
 
     def fsqrt(self, fmt, rm, a):
         return self._fp_op(fmt, 1, lambda x: self.c.fsqrt(fmt, rm, x),

@@ -133,6 +133,7 @@ def _and(m, e):
 
 
 class SymbolicPort:
+    RESOLVE_BUDGET = 8192      # values of symbolic addresses, summed over one access's lanes
     def __init__(self, mem: ConcreteMemory, *, races: SymbolicRaceLog | None = None) -> None:
         self.mem = mem
         self.checker = ConcretePort(mem, track_uninitialized=False)
@@ -213,6 +214,7 @@ class SymbolicPort:
             raise UnsupportedError(f"'{x.form.name}' uses a data-dependent (symbolic) address",
                                    x.ins.loc)
         out = []
+        budget = self.RESOLVE_BUDGET
         for lane in lanes:
             c = cond[lane]
             if _concrete(c) and not bool(c):
@@ -222,6 +224,11 @@ class SymbolicPort:
             if values is None:
                 raise UnsupportedError(f"'{x.form.name}' uses an address that depends on input "
                                        f"data or takes too many values ({x.thread_name(lane)})",
+                                       x.ins.loc)
+            budget -= len(values)
+            if budget < 0:
+                raise UnsupportedError(f"'{x.form.name}' uses symbolic addresses that take more "
+                                       f"than {self.RESOLVE_BUDGET} values over its lanes",
                                        x.ins.loc)
             places = []
             for k in sorted(values):

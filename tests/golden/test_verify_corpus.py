@@ -1,4 +1,4 @@
-"""`keq verify` on the corpus at fixed launch shapes.
+"""`keq verify` on the corpus at fixed launch shapes (whole claims: test_verify_full_range.py).
 
 Each case pins the launch-shaping scalars (the claim is then restricted to that shape, with
 every buffer content and every other scalar still symbolic) and requires the spec's `expect`.
@@ -90,7 +90,8 @@ def test_verdict_matches_expect(path, shape, gap):
         assert v.stages and all(s.status in ("ok", "unsat") for s in v.stages)
 
 
-def test_an_unbounded_claim_is_inconclusive_and_says_why():
-    v = verify(load_spec(K / "vector_add/vec4.toml"))
+def test_a_claim_beyond_symbolic_shapes_and_enumeration_is_inconclusive_and_says_why():
+    v = verify(load_spec(K / "transpose/tiled.toml"))
     assert v.kind == INCONCLUSIVE
-    assert "2048 launch shapes" in v.reasons[0] and "--set" in v.reasons[0]
+    assert "4096 launch shapes" in v.reasons[0] and "--set" in v.reasons[0]
+    assert "symbolic launch shapes do not apply" in v.reasons[0]

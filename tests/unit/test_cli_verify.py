@@ -40,10 +40,19 @@ def test_buggy_pair_exits_1_with_a_replayable_counterexample(tmp_path, capsys):
             assert np.array_equal(z["out"], want)
 
 
-def test_unbounded_claim_is_inconclusive_exit_2_with_the_reason(capsys):
-    rc = main(["verify", str(K / "vector_add/vec4.toml")])
+def test_whole_claim_covered_by_one_symbolic_launch(capsys):
+    rc = main(["verify", str(K / "scan/blelloch.toml")])
     out = capsys.readouterr().out
-    assert rc == 2 and "INCONCLUSIVE" in out and "2048 launch shapes" in out
+    assert rc == 0 and "for 1 <= n <= 512, every input" in out
+    assert "covered: 512 launch shape(s) in one symbolic maximal launch (n symbolic)" in out
+
+
+def test_undecidable_claim_is_inconclusive_exit_2_with_the_reason(capsys):
+    rc = main(["verify", str(K / "transpose/tiled.toml"), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert rc == 2 and report["verdict"] == "inconclusive"
+    assert "4096 launch shapes" in report["reasons"][0]
+    assert "symbolic addresses" in report["reasons"][0]
 
 
 def test_json_report(capsys):

@@ -7,7 +7,8 @@ import json
 import sys
 from dataclasses import replace
 
-from verifier.equiv import EQUIVALENT, INCONCLUSIVE, NOT_EQUIVALENT, Verdict, verify
+from verifier.equiv import (EQUIVALENT, INCONCLUSIVE, NOT_EQUIVALENT, SHAPE_MODES, Verdict,
+                            verify)
 from verifier.inputs import parse_set, save_npz
 from verifier.solvers import DEFAULT_SOLVERS
 from verifier.spec import load_spec
@@ -21,9 +22,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Check the claim of a pair spec: for every allowed scalar value and every "
                     "content of the buffers, both kernels leave the same out/inout contents, "
                     "stay in bounds and are race free. Integer scalars that shape the launch "
-                    "are enumerated (at most --max-shapes combinations: restrict them with "
-                    "--set); all other scalars and all buffer contents are symbolic. A "
-                    "difference is reported only after it replays on the emulator.",
+                    "(grid, lengths, assume) are covered by one symbolic maximal launch "
+                    "(every allowed shape at once), or enumerated when there are few "
+                    "(--shapes, --max-shapes); all other scalars and all buffer contents are "
+                    "symbolic. A difference is reported only after it replays on the "
+                    "emulator.",
         epilog="exit codes: 0 equivalent, 1 not equivalent, 2 inconclusive (never a pass: "
                "the reason is printed), 3 bad spec, bad input or usage")
     p.add_argument("spec", metavar="SPEC.toml")
@@ -37,6 +40,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="iterations of a data-dependent loop before giving up (default 64)")
     p.add_argument("--max-shapes", type=int, default=16, metavar="N",
                    help="launch shapes (scalar combinations) to enumerate at most (default 16)")
+    p.add_argument("--shapes", choices=SHAPE_MODES, default="auto",
+                   help="how launch shapes are covered: symbolic (one maximal launch), "
+                        "enumerate (each on its own), auto (symbolic unless there are at most "
+                        "4 shapes, enumeration as the fallback; default)")
     p.add_argument("--solver", action="append", dest="solvers", metavar="NAME",
                    choices=("z3", "bitwuzla", "cvc5"),
                    help="use this solver (repeatable; default: race z3, bitwuzla and cvc5, "
@@ -58,6 +65,10 @@ def _progress(enabled: bool):
         return None
 
     def show(i: int, total: int, env: dict) -> None:
+        if any(v == "symbolic" for v in env.values()):
+            print(f"\r  checking every launch shape at once ({', '.join(sorted(env))} "
+                  f"symbolic)\033[K", end="", file=sys.stderr, flush=True)
+            return
         shape = ", ".join(f"{k}={v}" for k, v in sorted(env.items()))
         print(f"\r  checking launch shape {i + 1}/{total} ({shape})\033[K", end="",
               file=sys.stderr, flush=True)
@@ -78,6 +89,8 @@ def _report_text(v: Verdict) -> None:
     label = {EQUIVALENT: "EQUIVALENT", NOT_EQUIVALENT: "NOT EQUIVALENT",
              INCONCLUSIVE: "INCONCLUSIVE"}[v.kind]
     print(f"verdict  {label}  ({v.assignments} launch shape(s) checked, {v.seconds:.2f} s)")
+    if v.coverage:
+        print(f"  covered: {v.coverage}")
     for r in v.reasons:
         print(f"  {r}")
     cex = v.counterexample
@@ -109,6 +122,7 @@ def _report_json(v: Verdict) -> dict:
     return {
         "claim": v.claim, "verdict": v.kind, "reasons": list(v.reasons),
         "assumptions": list(v.assumptions), "launch_shapes": v.assignments,
+        "coverage": v.coverage,
         "seconds": round(v.seconds, 3),
         "stages": [{"name": s.name, "status": s.status, "seconds": round(s.seconds, 4),
                     "detail": s.detail} for s in v.stages],
@@ -131,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
     v = verify(spec, fixed=fixed, timeout_s=args.timeout, unroll=args.unroll,
                max_shapes=args.max_shapes, seed=args.seed,
                solvers=tuple(args.solvers) if args.solvers else DEFAULT_SOLVERS,
-               dump_smt=args.dump_smt, trials=args.trials,
+               dump_smt=args.dump_smt, trials=args.trials, shapes=args.shapes,
                progress=_progress(not args.json and sys.stderr.isatty()))
     if not args.json and sys.stderr.isatty():
         print("\r\033[K", end="", file=sys.stderr)

@@ -1,0 +1,73 @@
+"""`keq verify` on the corpus over each spec's whole claim: no scalar pinned, every launch shape
+the ranges allow covered at once by one symbolic maximal launch (verifier/shapes.py).
+
+The 1-D pairs must reach their `expect` this way. The pairs whose addresses depend on a symbolic
+shape in two dimensions (transpose, matmul) or on input data (histogram) cannot be covered by
+one maximal launch yet: for them the whole claim must be Inconclusive with that reason named
+(never a pass); tests/golden/test_verify_corpus.py checks them at fixed shapes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from verifier.emulate import run_side
+from verifier.equiv import INCONCLUSIVE, NOT_EQUIVALENT, verify
+from verifier.spec import load_spec
+
+K = Path(__file__).resolve().parents[2] / "kernels"
+
+ONE_D = [
+    "vector_add/vec4.toml", "vector_add/vec4_notail.toml", "vector_add/lineinfo.toml",
+    "triton/vector_add.toml", "saxpy/fma_bitexact.toml", "saxpy/fma_real.toml",
+    "reduce/i32_sequential.toml", "reduce/i32_tree_shfl.toml", "reduce/i32_warp_shfl.toml",
+    "reduce/i32_sequential_nosync.toml", "reduce/i32_warp_shfl_badoffset.toml",
+    "reduce/f32_tree_shfl_bitexact.toml", "reduce/f32_tree_shfl_real.toml",
+    "reduce/f32_sequential_real.toml", "reduce/f32_sequential_bitexact.toml",
+    "reduce/f32_warp_shfl_real.toml", "scan/blelloch.toml", "scan/hillis_steele_1buf.toml",
+    "stencil/shared.toml", "stencil/shared_halo_oob.toml",
+]
+
+NOT_COVERED = {
+    "transpose/tiled.toml": "symbolic addresses that take more than",
+    "matmul/tiled_real.toml": "symbolic addresses that take more than",
+    "histogram/shared.toml": "depends on input data",
+}
+
+
+@pytest.mark.parametrize("path", ONE_D)
+def test_whole_claim_reaches_expect(path):
+    spec = load_spec(K / path)
+    v = verify(spec, timeout_s=60)
+    assert v.kind == spec.expect, (v.reasons, v.stages)
+    assert "one symbolic maximal launch" in v.coverage
+    scalar = next(p for p in spec.scalars if p.range is not None)
+    assert v.assignments == scalar.range[1] - scalar.range[0] + 1
+    if v.kind != NOT_EQUIVALENT:
+        return
+    cex = v.counterexample
+    assert cex is not None
+    # The counterexample's shape is inside the claim, and it replays: a difference shows on
+    # the emulator, a fault or race is what the note says.
+    assert spec.check_assumptions({k: cex.scalars[k] for k in scalar.name.split()})
+    if cex.differences:
+        for role, want in (("reference", cex.reference), ("candidate", cex.candidate)):
+            final, _ = run_side(spec.side(role), {k: (x.copy() if isinstance(x, np.ndarray)
+                                                      else x) for k, x in cex.inputs.items()},
+                                cex.scalars)
+            for name, arr in want.items():
+                assert np.array_equal(final[name].view(np.uint8), arr.view(np.uint8))
+    else:
+        assert cex.note
+
+
+@pytest.mark.parametrize("path", sorted(NOT_COVERED))
+def test_whole_claim_beyond_one_maximal_launch_is_inconclusive_by_name(path):
+    spec = load_spec(K / path)
+    v = verify(spec, timeout_s=30)
+    assert v.kind == INCONCLUSIVE
+    assert "symbolic launch shapes do not apply" in v.reasons[0]
+    assert NOT_COVERED[path] in v.reasons[0]

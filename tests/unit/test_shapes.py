@@ -1,0 +1,187 @@
+"""Symbolic launch shapes (verifier/shapes.py) and the pieces they stand on: spec expressions
+as z3 terms, the maximal-launch plan, the float abstraction, canonical commutative operands,
+and the symbolic race log, on small kernels written here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import z3
+
+from semantics.domains.symbolic import SymbolicDomain
+from verifier.abstraction import FloatAbstraction
+from verifier.equiv import EQUIVALENT, INCONCLUSIVE, NOT_EQUIVALENT, verify
+from verifier.shapes import ShapeFallback, plan
+from verifier.spec import load_spec
+from verifier.spec.expressions import parse_expr
+
+K = Path(__file__).resolve().parents[2] / "kernels"
+
+
+@pytest.mark.parametrize("text", ["ceil_div(n, 256)", "n * 4 + 3", "n % 4 == 0", "min(n, 7)",
+                                  "max(n, 3) - 1", "n // 3", "-n // 4", "n % 5",
+                                  "n > 2 and not n == 7"])
+def test_expression_to_z3_agrees_with_eval(text):
+    e = parse_expr(text, predicate=any(op in text for op in ("==", ">", "<")))
+    n = z3.BitVec("n", 64)
+    term = e.to_z3({"n": n})
+    for v in (-9, -1, 0, 1, 3, 5, 255, 256, 257, 1001):
+        got = z3.simplify(z3.substitute(term, (n, z3.BitVecVal(v, 64))))
+        got = z3.is_true(got) if z3.is_bool(got) else got.as_signed_long()
+        assert got == e.eval({"n": v}), (text, v)
+
+
+def test_expression_to_z3_folds_concrete_values():
+    assert parse_expr("ceil_div(n, 256)").to_z3({"n": 1000}) == 4
+
+
+def test_plan_is_the_maximal_launch_of_every_allowed_shape():
+    sp = plan(load_spec(K / "vector_add/vec4.toml"), {})
+    assert sp.names == ("n",) and sp.count == 2048
+    assert sp.grids == {"reference": (8, 1, 1), "candidate": (2, 1, 1)}
+    assert sp.lengths == {"a": 2048, "b": 2048, "c": 2048}
+
+
+def test_plan_with_a_pinned_scalar_has_nothing_symbolic():
+    with pytest.raises(ShapeFallback, match="no scalar shapes the launch"):
+        plan(load_spec(K / "vector_add/vec4.toml"), {"n": 5})
+
+
+def _spec(tmp_path, ref_ptx: str, cand_ptx: str, block: str = "[32, 1, 1]",
+          n_range=(1, 64), extra: str = "") -> Path:
+    (tmp_path / "ref.ptx").write_text(ref_ptx)
+    (tmp_path / "cand.ptx").write_text(cand_ptx)
+    f = tmp_path / "pair.toml"
+    f.write_text(f"""
+name = "t/pair"
+mode = "bitexact"
+expect = "equivalent"
+{extra}
+[reference]
+ptx = "ref.ptx"
+kernel = "k"
+grid = ["ceil_div(n, 32)", 1, 1]
+block = {block}
+
+[candidate]
+ptx = "cand.ptx"
+kernel = "k"
+grid = ["ceil_div(n, 32)", 1, 1]
+block = {block}
+
+[[param]]
+name = "out"
+buffer = "u32"
+length = "n"
+access = "out"
+
+[[param]]
+name = "n"
+scalar = "s32"
+range = [{n_range[0]}, {n_range[1]}]
+""")
+    return f
+
+
+HEAD = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 p_out, .param .u32 p_n)
+{
+    .reg .pred %p<4>;
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [p_out];
+    ld.param.u32 %r1, [p_n];
+    cvta.to.global.u64 %rd1, %rd1;
+    mov.u32 %r2, %ctaid.x;
+    mov.u32 %r3, %ntid.x;
+    mov.u32 %r4, %tid.x;
+    mad.lo.s32 %r5, %r2, %r3, %r4;
+"""
+GUARD = "    setp.ge.s32 %p1, %r5, {bound};\n    @%p1 bra DONE;\n"
+STORE = """    mul.wide.s32 %rd2, %r5, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], {value};
+DONE:
+    ret;
+}}
+"""
+
+
+def test_a_store_past_the_symbolic_length_is_a_replayed_fault(tmp_path):
+    ref = HEAD + GUARD.format(bound="%r1") + STORE.format(value="%r5")
+    cand = HEAD + GUARD.format(bound="32") + STORE.format(value="%r5")   # ignores n
+    v = verify(load_spec(_spec(tmp_path, ref, cand)), timeout_s=30)
+    assert v.kind == NOT_EQUIVALENT
+    assert "the candidate faults" in v.reasons[0]
+    n = v.counterexample.scalars["n"]
+    assert 1 <= n < 32            # a shape where thread n writes out[n], past the buffer
+
+
+def test_the_same_kernel_is_proved_for_every_shape(tmp_path):
+    ref = HEAD + GUARD.format(bound="%r1") + STORE.format(value="%r5")
+    v = verify(load_spec(_spec(tmp_path, ref, ref)), timeout_s=30)
+    assert v.kind == EQUIVALENT and v.assignments == 64
+    assert "one symbolic maximal launch" in v.coverage
+
+
+def test_a_race_that_needs_two_ctas_is_found_at_a_shape_that_has_them(tmp_path):
+    ref = HEAD + GUARD.format(bound="%r1") + STORE.format(value="%r5")
+    # every thread of CTA 1 also writes its CTA id to out[thread]: CTA 0 wrote it too,
+    # unordered (with another value)
+    racy = HEAD + GUARD.format(bound="%r1") + STORE.format(value="%r2")
+    racy = racy.replace("    mul.wide.s32 %rd2, %r5, 4;",
+                       "    setp.eq.s32 %p2, %r2, 1;\n    @%p2 mov.u32 %r5, %r4;\n"
+                       "    mul.wide.s32 %rd2, %r5, 4;")
+    v = verify(load_spec(_spec(tmp_path, ref, racy)), timeout_s=30)
+    assert v.kind == NOT_EQUIVALENT
+    assert "data race" in v.reasons[0]
+    assert v.counterexample.scalars["n"] > 32          # CTA 1 exists only there
+
+
+def test_enumeration_and_symbolic_shapes_agree(tmp_path):
+    ref = HEAD + GUARD.format(bound="%r1") + STORE.format(value="%r5")
+    cand = HEAD + GUARD.format(bound="%r1") + STORE.format(value="%r1")
+    spec = load_spec(_spec(tmp_path, ref, cand, n_range=(1, 6)))
+    for mode in ("symbolic", "enumerate"):
+        v = verify(spec, timeout_s=30, shapes=mode)
+        assert v.kind == NOT_EQUIVALENT, mode
+        cex = v.counterexample
+        assert any(r != c for _, _, r, c in cex.differences)
+
+
+def test_symbolic_mode_names_what_it_cannot_do(tmp_path):
+    ref = HEAD + GUARD.format(bound="%r1") + STORE.format(value="%r5")
+    spec = load_spec(_spec(tmp_path, ref, ref, n_range=(1, 6)).parent / "pair.toml")
+    v = verify(spec, fixed={"n": 3}, shapes="symbolic")
+    assert v.kind == INCONCLUSIVE and "no scalar shapes the launch" in v.reasons[0]
+
+
+def test_float_abstraction_is_a_generalization():
+    a, b, n = z3.BitVec("a", 32), z3.BitVec("b", 32), z3.BitVec("n", 32)
+    f32 = z3.Float32()
+    s = z3.fpToIEEEBV(z3.fpAdd(z3.RNE(), z3.fpBVToFP(a, f32), z3.fpBVToFP(b, f32)))
+    fa = FloatAbstraction()
+    x, y = fa(z3.If(n > 3, s, a)), fa(z3.If(n >= 4, s, z3.If(n > 9, s, a)))
+    assert fa.count == 1 and not any(z3.is_fp(t) for t in (x, y))
+    solver = z3.Solver()
+    solver.add(x != y)
+    assert solver.check() == z3.unsat
+    # different float terms stay different constants: no false proof
+    t = z3.fpToIEEEBV(z3.fpMul(z3.RNE(), z3.fpBVToFP(a, f32), z3.fpBVToFP(b, f32)))
+    solver = z3.Solver()
+    solver.add(fa(s) != fa(t))
+    assert solver.check() == z3.sat
+
+
+def test_commutative_float_operands_build_one_term():
+    d = SymbolicDomain(1)
+    a, b, c = z3.BitVec("a", 32), z3.BitVec("b", 32), z3.BitVec("c", 32)
+    assert d.fadd("f32", "rn", [a], [b])[0].eq(d.fadd("f32", "rn", [b], [a])[0])
+    assert d.fmul("f32", "rz", [a], [b])[0].eq(d.fmul("f32", "rz", [b], [a])[0])
+    assert d.ffma("f32", "rn", [a], [b], [c])[0].eq(d.ffma("f32", "rn", [b], [a], [c])[0])
+    # but not the addend of an fma, nor a subtraction
+    assert not d.ffma("f32", "rn", [a], [b], [c])[0].eq(d.ffma("f32", "rn", [c], [b], [a])[0])
+    assert not d.fsub("f32", "rn", [a], [b])[0].eq(d.fsub("f32", "rn", [b], [a])[0])
