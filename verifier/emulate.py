@@ -14,7 +14,14 @@ from verifier.spec import Side
 
 
 def prepare_side(side: Side) -> PreparedKernel:
-    """Prepare a side's kernel once (parsing and preparing dominate small launches)."""
+    """Prepare a side's kernel once (parsing and preparing dominate small launches). A SASS
+    side (`sass`/`cubin` in the spec) is prepared by `semantics.sass.machine.prepare_sass`,
+    with the parameter types the spec declares (buffers are 64-bit addresses)."""
+    if getattr(side, "isa", "ptx") != "ptx":
+        from semantics.ir.types import TYPES
+        from semantics.sass.machine import prepare_sass
+        types = [TYPES[t] for t in side.param_types] if side.param_types else None
+        return prepare_sass(side.module, side.kernel, types)
     return prepare(side.module, side.kernel)
 
 

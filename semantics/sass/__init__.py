@@ -1,6 +1,8 @@
 """SASS front end: nvdisasm / `cuobjdump -sass` listings (and cubins, through nvdisasm) ->
 `SassModule`; a printer that round-trips; the control-flow graph with BSSY/BSYNC
-reconvergence points. No SASS instruction has semantics yet."""
+reconvergence points; instruction semantics over the PTX Domain (`semantics.sass.ops`) and
+a kernel adapter for the SIMT executor (`semantics.sass.machine.prepare_sass`). See
+docs/sass.md."""
 
 from semantics.sass.cfg import Reconvergence, SassCfg, build_sass_cfg
 from semantics.sass.disasm import DisassemblerError, find_nvdisasm, parse_cubin
@@ -11,9 +13,9 @@ from semantics.sass.printer import print_sass
 
 
 def is_supported(form: object) -> bool:
-    """Whether a SASS form has semantics: none has yet (issue 7's semantics come later), so
-    every instruction is listed as unsupported by `keq parse`."""
-    return False
+    """Whether a SASS form (opcode + modifiers) has semantics (`semantics.sass.ops`)."""
+    from semantics.sass.ops import is_supported as supported   # late: ops import this package
+    return supported(form)  # type: ignore[arg-type]
 
 
 __all__ = [

@@ -9,14 +9,15 @@ from typing import Sequence
 
 from semantics import __version__
 from semantics.errors import KeqError
-from verifier.cli import fuzz_cmd, parse_cmd, run_cmd, verify_cmd
+from verifier.cli import (check_cmd, fuzz_cmd, gate_cmd, parse_cmd, prove_cmd, run_cmd,
+                          tv_cmd, verify_cmd)
 
 EXIT_OK = 0
 EXIT_NOT_EQUIVALENT = 1
 EXIT_INCONCLUSIVE = 2
 EXIT_BAD_INPUT = 3
 
-_COMMANDS = (parse_cmd, run_cmd, verify_cmd, fuzz_cmd)
+_COMMANDS = (parse_cmd, run_cmd, verify_cmd, fuzz_cmd, prove_cmd, check_cmd, gate_cmd, tv_cmd)
 
 
 class _ArgParser(argparse.ArgumentParser):

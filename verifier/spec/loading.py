@@ -17,7 +17,7 @@ from verifier.spec.model import (ACCESS, EXPECTS, MODES, TYPES, PairSpec, ParamS
 from verifier.spec.toml_locations import _Ctx, _where
 
 TOP_KEYS = ("name", "description", "mode", "expect", "assume", "reference", "candidate", "param")
-SIDE_KEYS = ("ptx", "sass", "kernel", "grid", "block", "args", "dynamic_shared")
+SIDE_KEYS = ("ptx", "sass", "cubin", "kernel", "grid", "block", "args", "dynamic_shared")
 BUFFER_KEYS = ("name", "buffer", "length", "access")
 SCALAR_KEYS = ("name", "scalar", "range", "values")
 
@@ -264,45 +264,11 @@ class _Loader:
         path = (role,)
         what = f"[{role}]"
         self.keys(t, path, SIDE_KEYS, what)
+        if "ptx" not in t and ("sass" in t or "cubin" in t):
+            return self.sass_side(role, params, int_scalars)
         ptx_name = self.need(t, "ptx", path, what, str, "a path string")
-        kernel = self.need(t, "kernel", path, what, str, "a string")
-        dims = {}
-        for key in ("grid", "block"):
-            v = self.need(t, key, path, what, (list, int, str),
-                          "a list of 1 to 3 ints or expressions")
-            if not isinstance(v, list):
-                v = [v]
-                epaths = [path + (key,)]
-            else:
-                epaths = [path + (key, j) for j in range(len(v))]
-            if not 1 <= len(v) <= 3:
-                raise self.err(f"{what} {key} must have 1 to 3 entries, found {len(v)}",
-                               path + (key,))
-            dims[key] = tuple(self.expr(x, pth, scalars=int_scalars, what=key)
-                              for x, pth in zip(v, epaths))
-        args = None
+        kernel, dims, args, arg_names, dyn = self.launch_keys(role, params, int_scalars)
         names = [p.name for p in params]
-        if "args" in t:
-            a = self.typed(t["args"], path + ("args",), list, "a list of param names", "args")
-            seen = set()
-            for j, x in enumerate(a):
-                if not isinstance(x, str):
-                    raise self.err(f"args entries must be param names, found {_tname(x)}",
-                                   path + ("args", j))
-                if x not in names:
-                    raise self.err(f"args names {x!r}, which is not a param "
-                                   f"(params: {', '.join(names)})", path + ("args", j))
-                if x in seen:
-                    raise self.err(f"args names {x!r} twice", path + ("args", j))
-                seen.add(x)
-            args = tuple(a)
-        arg_names = args if args is not None else tuple(names)
-        dyn = 0
-        if "dynamic_shared" in t:
-            dyn = self.typed(t["dynamic_shared"], path + ("dynamic_shared",), int,
-                             "an integer (bytes)", "dynamic_shared")
-            if dyn < 0:
-                raise self.err("dynamic_shared must be >= 0 bytes", path + ("dynamic_shared",))
         sass = None
         if "sass" in t:
             s = self.typed(t["sass"], path + ("sass",), str, "a path string", "sass")
@@ -343,6 +309,89 @@ class _Loader:
                                f"{j} ({kp.name}) is .{kp.type.name} ({bits} bits)", where)
         return Side(role, ptx, kernel, dims["grid"], dims["block"], args, sass, dyn,
                     tuple(arg_names), module)
+
+    def launch_keys(self, role: str, params, int_scalars: dict):
+        """kernel, grid, block, args, arg_names, dynamic_shared of a side (any ISA)."""
+        t = self.doc[role]
+        path = (role,)
+        what = f"[{role}]"
+        kernel = self.need(t, "kernel", path, what, str, "a string")
+        dims = {}
+        for key in ("grid", "block"):
+            v = self.need(t, key, path, what, (list, int, str),
+                          "a list of 1 to 3 ints or expressions")
+            if not isinstance(v, list):
+                v = [v]
+                epaths = [path + (key,)]
+            else:
+                epaths = [path + (key, j) for j in range(len(v))]
+            if not 1 <= len(v) <= 3:
+                raise self.err(f"{what} {key} must have 1 to 3 entries, found {len(v)}",
+                               path + (key,))
+            dims[key] = tuple(self.expr(x, pth, scalars=int_scalars, what=key)
+                              for x, pth in zip(v, epaths))
+        args = None
+        names = [p.name for p in params]
+        if "args" in t:
+            a = self.typed(t["args"], path + ("args",), list, "a list of param names", "args")
+            seen = set()
+            for j, x in enumerate(a):
+                if not isinstance(x, str):
+                    raise self.err(f"args entries must be param names, found {_tname(x)}",
+                                   path + ("args", j))
+                if x not in names:
+                    raise self.err(f"args names {x!r}, which is not a param "
+                                   f"(params: {', '.join(names)})", path + ("args", j))
+                if x in seen:
+                    raise self.err(f"args names {x!r} twice", path + ("args", j))
+                seen.add(x)
+            args = tuple(a)
+        dyn = 0
+        if "dynamic_shared" in t:
+            dyn = self.typed(t["dynamic_shared"], path + ("dynamic_shared",), int,
+                             "an integer (bytes)", "dynamic_shared")
+            if dyn < 0:
+                raise self.err("dynamic_shared must be >= 0 bytes", path + ("dynamic_shared",))
+        return kernel, dims, args, (args if args is not None else tuple(names)), dyn
+
+    def sass_side(self, role: str, params: tuple[ParamSpec, ...], int_scalars: dict) -> Side:
+        """A side given as SASS: `sass = "k.sm_90.sass"` (an nvdisasm listing) or
+        `cubin = "k.sm_90.cubin"` (disassembled with nvdisasm), instead of `ptx`."""
+        t = self.doc[role]
+        path = (role,)
+        if "sass" in t and "cubin" in t:
+            raise self.err(f"[{role}] names both sass and cubin; give one", path + ("cubin",))
+        key = "sass" if "sass" in t else "cubin"
+        name = self.typed(t[key], path + (key,), str, "a path string", key)
+        kernel, dims, args, arg_names, dyn = self.launch_keys(role, params, int_scalars)
+        file = self.base / name
+        if not file.is_file():
+            raise self.err(f"{key} file {name!r} does not exist (looked for {file})",
+                           path + (key,))
+        from semantics.sass import parse_cubin, parse_sass_file   # located errors propagate
+        module = parse_sass_file(file) if key == "sass" else parse_cubin(file)
+        fn = module.entries.get(kernel)
+        if fn is None:
+            entries = ", ".join(module.entries) or "none"
+            raise self.err(f"{name} has no kernel named {kernel!r} (kernels: {entries})",
+                           path + ("kernel",))
+        if len(fn.params) != len(arg_names):
+            where = path + ("args",) if args is not None else path + ("kernel",)
+            raise self.err(f"kernel {kernel} in {name} has {len(fn.params)} parameter(s), the "
+                           f"spec passes {len(arg_names)}", where)
+        byname = {p.name: p for p in params}
+        for j, (n, kp) in enumerate(zip(arg_names, fn.params)):
+            sp = byname[n]
+            want = 8 if sp.is_buffer else type_bits(sp.type) // 8
+            if kp.size != want:
+                where = path + ("args", j) if args is not None else \
+                    ("param", [p.name for p in params].index(n), "name")
+                raise self.err(f"param {n!r} takes {want} bytes but parameter {j} of {kernel} "
+                               f"in {name} is {kp.size} bytes", where)
+        return Side(role, file, kernel, dims["grid"], dims["block"], args,
+                    file if key == "sass" else None, dyn, tuple(arg_names), module, isa=key,
+                    param_types=tuple("u64" if byname[n].is_buffer else byname[n].type
+                                      for n in arg_names))
 
 
 def _tname(v) -> str:

@@ -122,6 +122,10 @@ class Side:
     dynamic_shared: int = 0             # bytes of dynamic (extern .shared) memory per CTA
     arg_names: tuple[str, ...] = ()     # spec param names in .entry order (args or all)
     module: Any = field(default=None, repr=False, compare=False)   # the parsed PTX Module
+    # "ptx", or "sass"/"cubin" for a side given as SASS (then `ptx` is that file's path and
+    # `module` the parsed `semantics.sass.SassModule`)
+    isa: str = "ptx"
+    param_types: tuple[str, ...] = ()   # SASS sides: each kernel parameter's type, in order
 
     def launch(self, scalars: Mapping[str, int]) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
         def dims(exprs: tuple[Expr, ...], what: str) -> tuple[int, int, int]:
