@@ -1,14 +1,16 @@
-"""Benchmark `keq verify`: per corpus pair at a fixed launch shape, the stages, solver queries
-and total time; z3 alone against the solver portfolio on the floating-point pairs (random
-testing off, so the solvers do the work); and how verification time grows with the size bound
-of an elementwise kernel and of the int32 reduction.
+"""Benchmark `keq verify`: per corpus pair over its whole claim (one symbolic maximal launch
+for the 1-D pairs; a fixed shape for the 2-D pairs, whose whole claims are Inconclusive), the
+stages, solver queries and total time; symbolic launch shapes against enumerating the same
+shapes one by one; z3 alone against the solver portfolio on the floating-point pairs (random
+testing off, so the solvers do the work); and how the whole-claim time grows with the size
+bound of an elementwise kernel and of the int32 reduction.
 
-    python bench/verify.py            # everything (a few minutes on 2 cores)
+    python bench/verify.py            # everything (several minutes on 2 cores)
     python bench/verify.py --quick    # fewer pairs and sizes
 
-Baselines named in the same run: z3 alone (`--solver z3`) vs the portfolio (z3, bitwuzla,
-cvc5 raced), and, for scaling, the time per element at the smallest size (linear growth means
-a constant time per element).
+Baselines named in the same run: enumeration (`shapes="enumerate"`) vs one symbolic launch;
+z3 alone (`--solver z3`) vs the portfolio (z3, bitwuzla, cvc5 raced); and, for scaling, the
+time per allowed shape at the smallest bound (linear growth means a constant time per shape).
 """
 
 from __future__ import annotations
@@ -28,22 +30,31 @@ from verifier.spec import load_spec  # noqa: E402
 
 K = ROOT / "kernels"
 
+WHOLE = {}          # the whole claim: every allowed launch shape
 PAIRS = [
-    ("vector_add/vec4.toml", {"n": 1001}),
-    ("vector_add/vec4_notail.toml", {"n": 1001}),
-    ("triton/vector_add.toml", {"n": 1000}),
-    ("saxpy/fma_bitexact.toml", {"n": 64}),
-    ("saxpy/fma_real.toml", {"n": 64}),
-    ("reduce/i32_sequential.toml", {"n": 512}),
-    ("reduce/i32_warp_shfl.toml", {"n": 512}),
-    ("reduce/i32_warp_shfl_badoffset.toml", {"n": 512}),
-    ("reduce/f32_sequential_real.toml", {"n": 512}),
-    ("reduce/f32_sequential_bitexact.toml", {"n": 512}),
+    ("vector_add/vec4.toml", WHOLE),
+    ("vector_add/vec4_notail.toml", WHOLE),
+    ("vector_add/lineinfo.toml", WHOLE),
+    ("triton/vector_add.toml", WHOLE),
+    ("saxpy/fma_bitexact.toml", WHOLE),
+    ("saxpy/fma_real.toml", WHOLE),
+    ("reduce/i32_sequential.toml", WHOLE),
+    ("reduce/i32_tree_shfl.toml", WHOLE),
+    ("reduce/i32_warp_shfl.toml", WHOLE),
+    ("reduce/i32_sequential_nosync.toml", WHOLE),
+    ("reduce/i32_warp_shfl_badoffset.toml", WHOLE),
+    ("reduce/f32_tree_shfl_bitexact.toml", WHOLE),
+    ("reduce/f32_tree_shfl_real.toml", WHOLE),
+    ("reduce/f32_sequential_real.toml", WHOLE),
+    ("reduce/f32_sequential_bitexact.toml", WHOLE),
+    ("reduce/f32_warp_shfl_real.toml", WHOLE),
+    ("scan/blelloch.toml", WHOLE),
+    ("scan/hillis_steele_1buf.toml", WHOLE),
+    ("stencil/shared.toml", WHOLE),
+    ("stencil/shared_halo_oob.toml", WHOLE),
+    ("histogram/shared.toml", WHOLE),
     ("transpose/tiled.toml", {"rows": 64, "cols": 64}),
     ("transpose/padded.toml", {"rows": 64, "cols": 64}),
-    ("scan/blelloch.toml", {"n": 512}),
-    ("scan/hillis_steele_1buf.toml", {"n": 512}),
-    ("stencil/shared.toml", {"n": 1024}),
     ("matmul/tiled_real.toml", {"M": 32, "N": 32, "K": 32}),
     ("matmul/tiled_bitexact_k16.toml", {"M": 16, "N": 16, "K": 32}),
     ("softmax/online.toml", {"rows": 2, "cols": 64}),
@@ -61,17 +72,31 @@ def _run(path, shape, **kw):
 
 
 def pairs_table(pairs) -> None:
-    print("== corpus pairs at a fixed launch shape (default settings)")
-    print(f"   {'pair':<40} {'shape':<22} {'verdict':<15} {'expect':<15} {'solver q':>8} "
-          f"{'total s':>8}")
+    print("== corpus pairs (whole claim unless a shape is given; default settings)")
+    print(f"   {'pair':<40} {'claim':<22} {'shapes':>6} {'verdict':<15} {'expect':<15} "
+          f"{'solver q':>8} {'solver s':>8} {'total s':>8}")
     for path, shape in pairs:
         spec, v, secs = _run(path, shape, timeout_s=60)
-        queries = sum(1 for s in v.stages if s.name.startswith("outputs"))
-        shape_s = ",".join(f"{k}={x}" for k, x in shape.items())
-        print(f"   {path:<40} {shape_s:<22} {v.kind:<15} {spec.expect:<15} {queries:>8} "
-              f"{secs:>8.2f}")
-        for s in v.stages[-4:]:
-            print(f"       {s.name:<20} {s.status:<10} {s.seconds:7.3f} s  {s.detail}")
+        solver_s = sum(o.seconds for o in v.obligations)
+        shape_s = ",".join(f"{k}={x}" for k, x in shape.items()) or "whole"
+        print(f"   {path:<40} {shape_s:<22} {v.assignments:>6} {v.kind:<15} {spec.expect:<15} "
+              f"{len(v.obligations):>8} {solver_s:>8.2f} {secs:>8.2f}")
+        for s in v.stages:
+            print(f"       {s.name:<20} {s.status:<10} {s.seconds:7.3f} s  {s.detail[:90]}")
+
+
+def shapes_table() -> None:
+    print("\n== one symbolic maximal launch vs enumerating the same shapes (n <= 64)")
+    for path in ("vector_add/vec4.toml", "reduce/i32_warp_shfl.toml", "stencil/shared.toml"):
+        spec = _bounded(load_spec(K / path), 64)
+        times = {}
+        for mode in ("symbolic", "enumerate"):
+            t = time.perf_counter()
+            v = verify(spec, shapes=mode, max_shapes=64, timeout_s=60)
+            times[mode] = (time.perf_counter() - t, v.kind)
+        s, e = times["symbolic"], times["enumerate"]
+        print(f"   {path:<34} symbolic {s[0]:7.2f} s ({s[1]})   enumerate 64 shapes "
+              f"{e[0]:7.2f} s ({e[1]})   ratio {e[0] / max(s[0], 1e-9):5.1f}x")
 
 
 def portfolio_table() -> None:
@@ -90,43 +115,42 @@ def portfolio_table() -> None:
 
 
 def scaling_table(sizes) -> None:
-    print("\n== scaling with the size bound (time per element should stay flat: linear)")
+    print("\n== whole claim 1 <= n <= N as the bound N grows (time per allowed shape should "
+          "fall or stay flat: linear or better)")
     for path in ("vector_add/vec4.toml", "reduce/i32_sequential.toml"):
-        spec = load_spec(K / path)
         print(f"   {path}")
         base = None
         for n in sizes:
-            lo, hi = spec.param("n").range
-            if not lo <= n <= hi:
-                spec = _widen(spec, n)
+            spec = _bounded(load_spec(K / path), n)
             t = time.perf_counter()
-            v = verify(spec, fixed={"n": n}, timeout_s=120)
+            v = verify(spec, timeout_s=120)
             secs = time.perf_counter() - t
             per = secs / n * 1e3
             base = base or per
-            print(f"     n={n:<6} {v.kind:<13} {secs:7.2f} s   {per:6.3f} ms/element   "
-                  f"x{per / base:4.2f} of the smallest size's per-element time")
+            print(f"     N={n:<6} {v.kind:<13} {secs:7.2f} s   {per:7.3f} ms/shape   "
+                  f"x{per / base:4.2f} of the smallest bound's per-shape time")
 
 
-def _widen(spec, n):
-    """The reduction spec bounds n at 512; scaling past it widens the range (same kernels)."""
+def _bounded(spec, n):
+    """The same pair with n in [1, n] (the kernels are unchanged)."""
     from dataclasses import replace
-    params = tuple(replace(p, range=(p.range[0], max(p.range[1], n))) if p.name == "n" else p
-                   for p in spec.params)
+    params = tuple(replace(p, range=(1, n)) if p.name == "n" else p for p in spec.params)
     return replace(spec, params=params)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer pairs and sizes")
-    ap.add_argument("--only", choices=("pairs", "portfolio", "scaling"), action="append",
-                    help="run only these parts (repeatable)")
+    ap.add_argument("--only", choices=("pairs", "shapes", "portfolio", "scaling"),
+                    action="append", help="run only these parts (repeatable)")
     args = ap.parse_args()
-    parts = set(args.only or ("pairs", "portfolio", "scaling"))
+    parts = set(args.only or ("pairs", "shapes", "portfolio", "scaling"))
     print(f"keq verify benchmark — {platform.processor() or platform.machine()}, "
           f"Python {platform.python_version()}")
     if "pairs" in parts:
         pairs_table(PAIRS[:6] if args.quick else PAIRS)
+    if "shapes" in parts:
+        shapes_table()
     if "portfolio" in parts:
         portfolio_table()
     if "scaling" in parts:

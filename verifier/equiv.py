@@ -1,29 +1,34 @@
 """Equivalence checking of a kernel pair (DESIGN.md, "Verdicts"): the staged check behind
 `keq verify`.
 
-How the claim is covered (and what is not yet):
+How the claim is covered:
 - Integer scalars that shape the launch (they appear in a grid, block, length or `assume`
-  expression) are *enumerated*: every allowed value combination is checked, up to
-  `max_assignments`; beyond that the verdict is Inconclusive, naming the count. The other
-  scalars (floats, and integers only the kernel reads) stay *symbolic*, constrained to their
-  declared ranges, so one check covers all their values.
+  expression) are covered by one *symbolic maximal launch* (`verifier.shapes`, design in
+  docs/launch-shapes.md) when there are more than a few shapes; when that mode cannot decide
+  (addresses that take too many values, a block shape that depends on a scalar, ...), or
+  when there are few shapes, they are *enumerated* (`check_assignment` per shape, at most
+  `max_shapes`); beyond that the verdict is Inconclusive, naming both reasons. The verdict's
+  `coverage` says which method covered the claim.
+- The other scalars (floats, and integers only the kernel reads) stay *symbolic*, constrained
+  to their declared ranges, so one check covers all their values.
 - Buffer contents are symbolic: the same fresh bit-vector per element for both kernels
   (in/inout contents and the initial contents of out buffers), so every bit pattern is covered.
-Per assignment the stages are (Alive2 style, each with its own message):
+Per enumerated shape the stages are (Alive2 style, each with its own message):
   1. bounds: both kernels run on the symbolic domain; an access outside every buffer or
      misaligned is a memory fault (in the reference: an error about the spec; in the candidate:
      not equivalent). A data-dependent address is refused by name (Inconclusive).
   2. races: when no branch depends on data, the set of accesses is the same for every input, so
-     one emulator run with the race detector decides race freedom for the assignment;
-     otherwise Inconclusive.
+     one emulator run with the race detector decides race freedom for the shape; otherwise
+     Inconclusive.
   3. effects: undefined behaviour, uninitialized shared reads and nondeterminism make the
      verdict Inconclusive; approximate functions (uninterpreted) become a stated assumption.
-  4. outputs: every out/inout element must be equal: identical terms need no solver, the rest
-     go to z3 in one query. A model becomes concrete inputs, both kernels are replayed on the
-     emulator, and only a reproduced difference is reported; a model that does not reproduce
-     is an internal error (or Inconclusive when approximations are involved).
-`mode = "real"` is proved only when the outputs are bit-identical terms (which implies equality
-as reals); otherwise Inconclusive: the real-arithmetic encoding is not built yet.
+  4. outputs (`verifier.outputs`): every out/inout element must be equal: identical terms need
+     no solver, random testing first, integer outputs in one combined query, floats with
+     their floating-point subterms abstracted first, then per element. A model becomes
+     concrete inputs, both kernels are replayed on the emulator, and only a reproduced
+     difference is reported (`verifier.counterexample`); a model that does not reproduce is an
+     internal error (or Inconclusive when approximations are involved).
+`mode = "real"` translates float outputs to real arithmetic (`verifier.real_mode`).
 """
 
 from __future__ import annotations

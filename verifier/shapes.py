@@ -138,27 +138,39 @@ class _Feasibility:
     MEMO_LIMIT = 200_000
 
     def shape_only(self, t) -> bool:
-        """Does `t` mention no constant but the shape scalars? (memoized DAG walk)"""
+        """Does `t` mention no constant but the shape scalars? A memoized DAG walk on raw z3
+        ASTs (no Python wrapper per node: this walk runs over every condition)."""
         memo = self.only_memo
-        stack = [t]
+        ctx = t.ctx_ref()
+        C = z3.z3core
+        stack = [t.as_ast()]
+        self.pinned.append(t)           # keeps every subterm (and so every memo key) alive
         while stack:
-            e = stack[-1]
-            key = e.get_id()
+            x = stack[-1]
+            key = C.Z3_get_ast_id(ctx, x)
             if key in memo:
                 stack.pop()
                 continue
-            self.pinned.append(e)
-            kids = e.children()
-            if not kids:
-                memo[key] = not (z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED
-                                 and str(e) not in self.names)
+            kind = C.Z3_get_ast_kind(ctx, x)
+            if kind != z3.Z3_APP_AST:
+                memo[key] = kind == z3.Z3_NUMERAL_AST
                 stack.pop()
                 continue
-            pending = [c for c in kids if c.get_id() not in memo]
+            app = C.Z3_to_app(ctx, x)
+            nargs = C.Z3_get_app_num_args(ctx, app)
+            if nargs == 0:
+                d = C.Z3_get_app_decl(ctx, app)
+                memo[key] = (C.Z3_get_decl_kind(ctx, d) != z3.Z3_OP_UNINTERPRETED or
+                             C.Z3_get_symbol_string(ctx, C.Z3_get_decl_name(ctx, d))
+                             in self.names)
+                stack.pop()
+                continue
+            kids = [C.Z3_get_app_arg(ctx, app, j) for j in range(nargs)]
+            pending = [k for k in kids if C.Z3_get_ast_id(ctx, k) not in memo]
             if pending:
                 stack.extend(pending)
                 continue
-            memo[key] = all(memo[c.get_id()] for c in kids)
+            memo[key] = all(memo[C.Z3_get_ast_id(ctx, k)] for k in kids)
             stack.pop()
         return memo[t.get_id()]
 

@@ -205,8 +205,11 @@ def recheck(cert: dict, cert_file: Path, spec, *, timeout_s: float | None = None
                      "involved)" if same else
                      "the certificate cites identical terms, the re-run did not show them")
     if fmt.REAL_CHECK in cert["verdict"]["evidence"]:
-        notes.append("mode real: re-checked by re-running verify's in-process z3 real-arithmetic "
-                     "check, NOT by an independent solver")
+        notes.append("mode real: the real-arithmetic obligations are re-solved by z3 only, "
+                     "NOT by an independent solver")
+    if fmt.EVALUATED in cert["verdict"]["evidence"]:
+        notes.append("launch-shape conditions re-derived by re-running verify (evaluation at "
+                     "every allowed shape; no solver involved)")
     texts, bad = stored_obligations(cert, cert_file)
     findings.extend(bad)
     resolved = []

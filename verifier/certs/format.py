@@ -27,8 +27,10 @@ FORMAT = "keq-certificate"
 
 # How the evidence of an Equivalent verdict can be re-derived (keq check says which it did).
 IDENTICAL_TERMS = "identical output terms: no solver needed"
-REAL_CHECK = ("mode real: the real-arithmetic check runs in keq's process (z3) and is not "
-              "stored; keq check re-runs it")
+REAL_CHECK = ("mode real: the real-arithmetic obligations are z3's dialect (reals); keq check "
+              "re-solves them with z3, not independently")
+EVALUATED = ("launch-shape conditions decided by evaluation at every allowed shape (exact, "
+             "no solver); keq check re-derives them by re-running verify")
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,10 @@ def _evidence(verdict) -> list[str]:
         out.append(IDENTICAL_TERMS)
     if any(s.name == "outputs (real)" for s in verdict.stages):
         out.append(REAL_CHECK)
+    coverage = getattr(verdict, "coverage", "")
+    if "symbolic" in coverage:
+        out.append(EVALUATED)
+        out.append(f"coverage: {coverage}")
     if verdict.obligations:
         out.append(f"{len(verdict.obligations)} solver obligation(s), SMT-LIB2 stored")
     cex = getattr(verdict, "counterexample", None)
