@@ -61,18 +61,69 @@ def test_spec_hash_ignores_comments_but_not_values(tmp_path):
     assert spec_sha256(a) == spec_sha256(b) != spec_sha256(c)
 
 
-def test_semantics_hash_covers_sources_except_the_sass_front_end(tmp_path):
+def test_semantics_hash_covers_every_source_sass_included(tmp_path):
     import semantics
     root = tmp_path / "pkg"
     shutil.copytree(Path(semantics.__file__).parent, root,
                     ignore=shutil.ignore_patterns("__pycache__"))
     assert tree_sha256(root, NOT_IN_PROOFS) == semantics_sha256()
-    if (root / "sass").is_dir():
-        (root / "sass" / "extra.py").write_text("x = 1\n")
-        assert tree_sha256(root, NOT_IN_PROOFS) == semantics_sha256()
+    (root / "sass" / "extra.py").write_text("x = 1\n")
+    assert tree_sha256(root, NOT_IN_PROOFS) != semantics_sha256()
+    (root / "sass" / "extra.py").unlink()
     ops = next(root.glob("ops/*.py"))
     ops.write_text(ops.read_text() + "\n# changed\n")
     assert tree_sha256(root, NOT_IN_PROOFS) != semantics_sha256()
+
+
+def test_a_sass_side_is_hashed_by_its_listing(tmp_path):
+    from verifier.certs.hashing import side_sha256
+    from verifier.spec import load_spec
+    kdir = Path(__file__).resolve().parents[2] / "kernels" / "vector_add"
+    for f in ("vector_add.ptx", "vector_add.sm_90.sass"):
+        shutil.copy(kdir / f, tmp_path / f)
+    spec = tmp_path / "tv.toml"
+    spec.write_text("""
+name = "tv/vector_add"
+mode = "bitexact"
+expect = "equivalent"
+[reference]
+ptx = "vector_add.ptx"
+kernel = "vector_add"
+grid = ["ceil_div(n, 256)", 1, 1]
+block = [256, 1, 1]
+[candidate]
+sass = "vector_add.sm_90.sass"
+kernel = "vector_add"
+grid = ["ceil_div(n, 256)", 1, 1]
+block = [256, 1, 1]
+[[param]]
+name = "a"
+buffer = "f32"
+length = "n"
+access = "in"
+[[param]]
+name = "b"
+buffer = "f32"
+length = "n"
+access = "in"
+[[param]]
+name = "c"
+buffer = "f32"
+length = "n"
+access = "out"
+[[param]]
+name = "n"
+scalar = "s32"
+range = [1, 64]
+""")
+    before = side_sha256(load_spec(spec).candidate)
+    listing = tmp_path / "vector_add.sm_90.sass"
+    listing.write_text(listing.read_text() + "\n\n")             # layout only: same hash
+    assert side_sha256(load_spec(spec).candidate) == before
+    text = listing.read_text()
+    assert "ISETP.GE.AND" in text
+    listing.write_text(text.replace("ISETP.GE.AND", "ISETP.GT.AND", 1))   # an instruction
+    assert side_sha256(load_spec(spec).candidate) != before
 
 
 # -- format and schema --------------------------------------------------------------------------

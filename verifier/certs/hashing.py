@@ -2,13 +2,14 @@
 
 - Canonical JSON: sorted keys, no whitespace, UTF-8; the bytes every certificate hash and
   signature is taken over, so re-serializing a certificate never changes its hash.
-- Kernels: the parsed PTX module printed back by keq's own printer. Comments, blank lines and
-  layout do not reach the IR, so editing them leaves a certificate valid; any instruction,
-  declaration or directive change shows up in the printed text and makes it stale.
+- Kernels: the parsed PTX module printed back by keq's own printer (a SASS side: the parsed
+  listing printed back by the SASS printer). Comments, blank lines and layout do not reach the
+  IR, so editing them leaves a certificate valid; any instruction, declaration or directive
+  change shows up in the printed text and makes it stale.
 - Spec: the TOML document as data (canonical JSON of what tomllib reads), so comments and
   layout are free but every value counts.
 - Semantics: every source file of the `semantics` package (relative path and bytes, sorted),
-  except the SASS front end (`semantics/sass/`, see NOT_IN_PROOFS): a change to what an
+  the SASS semantics included (pair specs may name SASS sides): a change to what an
   instruction means invalidates every certificate proved under the old meaning, even when the
   kernels did not change.
 """
@@ -49,6 +50,16 @@ def ptx_sha256(path: str | Path) -> str:
     return sha256_text(normalized_ptx(path))
 
 
+def side_sha256(side) -> str:
+    """The hash of a side's kernel: normalized PTX, or for a SASS side the listing parsed and
+    printed back by keq's SASS printer (a `.cubin` is disassembled first), so only what keq
+    reads counts."""
+    if getattr(side, "isa", "ptx") == "ptx":
+        return ptx_sha256(side.ptx)
+    from semantics.sass.printer import print_sass
+    return sha256_text(print_sass(side.module))
+
+
 def spec_sha256(path: str | Path) -> str:
     with open(path, "rb") as f:
         return sha256_bytes(canonical_json(tomllib.load(f)))
@@ -57,7 +68,7 @@ def spec_sha256(path: str | Path) -> str:
 # Subpackages of `semantics` that no proof depends on: verify reads PTX only (a spec's `sass`
 # is not read yet), and nothing outside semantics/sass imports it. Remove an entry the day
 # verify uses it, or certificates will not go stale when its meaning changes.
-NOT_IN_PROOFS = ("sass",)
+NOT_IN_PROOFS: tuple[str, ...] = ()
 
 
 @lru_cache(maxsize=1)

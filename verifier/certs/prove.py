@@ -11,7 +11,7 @@ from typing import Any
 from verifier.certs import format as fmt
 from verifier.certs import store
 from verifier.certs.errors import CertError
-from verifier.certs.hashing import ptx_sha256, semantics_sha256, spec_sha256, sha256_text
+from verifier.certs.hashing import semantics_sha256, side_sha256, spec_sha256, sha256_text
 from verifier.spec import PairSpec, load_spec
 
 
@@ -31,7 +31,7 @@ def fixed_from_sets(spec: PairSpec, sets: dict[str, Any] | list[str]) -> dict[st
 
 
 def current_hashes(spec: PairSpec, spec_path: Path) -> tuple[str, dict[str, str]]:
-    return spec_sha256(spec_path), {role: ptx_sha256(spec.side(role).ptx)
+    return spec_sha256(spec_path), {role: side_sha256(spec.side(role))
                                     for role in ("reference", "candidate")}
 
 
