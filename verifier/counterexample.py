@@ -186,16 +186,25 @@ def _fault_counterexample(ctx, env, error, seed) -> Verdict:
     raise InternalError(f"the candidate faulted symbolically but not on replay: {error}")
 
 
+def replay_race(ctx, role: str, scalars: dict, inputs: dict) -> Verdict | None:
+    """Run `role` with the emulator's race detector: a race is a verdict (about the spec for
+    the reference); None when there is none on these inputs."""
+    _, result = run_side(ctx.spec.side(role), inputs, scalars, detect_races=True)
+    races = [e for e in result.effects if e.kind == "race"]
+    if not races:
+        return None
+    if role == "reference":
+        raise KeqError(f"the reference kernel has a data race at {_env(scalars)}: "
+                       f"{races[0].what}")
+    cex = Counterexample(scalars, inputs, {}, {}, (), note=races[0].what)
+    return Verdict(NOT_EQUIVALENT, "", (f"the candidate has a data race: {races[0].what}",),
+                   counterexample=cex)
+
+
 def _race_check(ctx, env, seed) -> Verdict | None:
     scalars, inputs = _concrete_inputs(ctx, env, seed)
     for role in ("reference", "candidate"):
-        _, result = run_side(ctx.spec.side(role), inputs, scalars, detect_races=True)
-        races = [e for e in result.effects if e.kind == "race"]
-        if races:
-            if role == "reference":
-                raise KeqError(f"the reference kernel has a data race at {_env(env)}: "
-                               f"{races[0].what}")
-            cex = Counterexample(scalars, inputs, {}, {}, (), note=races[0].what)
-            return Verdict(NOT_EQUIVALENT, "", (f"the candidate has a data race: "
-                                                f"{races[0].what}",), counterexample=cex)
+        verdict = replay_race(ctx, role, scalars, inputs)
+        if verdict is not None:
+            return verdict
     return None

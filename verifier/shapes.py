@@ -41,7 +41,8 @@ from semantics.machine.executor import ExecutionError, UnrollLimit
 from semantics.machine.symbolic_port import LaunchShape
 from semantics.machine.symbolic_run import SymbolicLaunch, run_symbolic
 from verifier.claim import _launch_scalars, _symbolic_inputs
-from verifier.counterexample import _concrete_inputs, _domain, _inconclusive, model_inputs
+from verifier.counterexample import (_concrete_inputs, _domain, _inconclusive, model_inputs,
+                                     replay_race)
 from verifier.emulate import prepare_side, run_side
 from verifier.outputs import _outputs, _same, compare_outputs
 from verifier.solvers import Obligation, solve
@@ -557,15 +558,9 @@ def _races(ctx: _Ctx, role: str, launch: SymbolicLaunch, sp: ShapePlan, fixed: d
                                                                                variables))))),
                     launch.races[0].what)
     for scalars, inputs in attempts:
-        _, result = run_side(ctx.spec.side(role), inputs, scalars, detect_races=True)
-        races = [e for e in result.effects if e.kind == "race"]
-        if races:
-            if role == "reference":
-                raise KeqError(f"the reference kernel has a data race at {_shape(scalars)}: "
-                               f"{races[0].what}")
-            cex = Counterexample(scalars, inputs, {}, {}, (), note=races[0].what)
-            return Verdict(NOT_EQUIVALENT, "", (f"the candidate has a data race: "
-                                                f"{races[0].what}",), counterexample=cex)
+        verdict = replay_race(ctx, role, scalars, inputs)
+        if verdict is not None:
+            return verdict
     return _inconclusive(ctx, f"the {role} may race ({what}), but the emulator's race detector "
                               f"did not reproduce it at {_shape(attempts[0][0])}")
 

@@ -141,15 +141,8 @@ PREFERRED = (9, 8, 16, 4, 32, 2, 1, 37, 40, 48, 64)
 
 
 def small_scalars(spec) -> dict[str, int] | None:
-    shaping: set[str] = set()
-    for side in (spec.reference, spec.candidate):
-        for e in (*side.grid, *side.block):
-            shaping |= e.names
-    for q in spec.params:
-        if q.length is not None:
-            shaping |= q.length.names
-    for a in spec.assume:
-        shaping |= a.names
+    from verifier.claim import _launch_scalars
+    shaping = _launch_scalars(spec)
     env: dict[str, int] = {}
     for p in spec.scalars:
         if p.name not in shaping:
