@@ -491,7 +491,10 @@ def check_shapes(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int) -> 
             if feas.same_everywhere(a, b, live):
                 by_shape += 1
                 continue
-            split = feas.specialize(a, b, live)
+            # Mode real keeps the selections: the real translation reads shape-only
+            # selections exactly, and one formula per element beats one per combination.
+            split = None if spec.mode == "real" and p.is_float else \
+                feas.specialize(a, b, live)
             if split is None:
                 diffs.append((p, i, a, b, live))
                 continue
