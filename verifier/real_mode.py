@@ -33,6 +33,23 @@ def _float_of_bits(bits: int, width: int) -> float:
     raise NotReal(f"{width}-bit float constants")
 
 
+def _ordered(x, y) -> tuple:
+    """Operands of a commutative real operation in a canonical order (z3's structural hash),
+    so that `a*x + y` read from an fma and `y + a*x` read from an add are one term."""
+    kx, ky = x.hash(), y.hash()
+    return (y, x) if kx > ky or (kx == ky and x.sexpr() > y.sexpr()) else (x, y)
+
+
+def _add(x, y):
+    a, b = _ordered(x, y)
+    return a + b
+
+
+def _mul(x, y):
+    a, b = _ordered(x, y)
+    return a * b
+
+
 def _mentions_float(t) -> bool:
     """Does the term contain a floating-point operation (or reinterpret float bits)?"""
     seen: set[int] = set()
@@ -121,15 +138,15 @@ class RealTranslator:
         elif k == z3.Z3_OP_FPA_TO_FP and len(args) == 2 and z3.is_fp(args[1]):
             out = self._fp(args[1])                               # float -> float: a rounding
         elif k == z3.Z3_OP_FPA_ADD:
-            out = self._fp(args[1]) + self._fp(args[2])
+            out = _add(self._fp(args[1]), self._fp(args[2]))
         elif k == z3.Z3_OP_FPA_SUB:
             out = self._fp(args[1]) - self._fp(args[2])
         elif k == z3.Z3_OP_FPA_MUL:
-            out = self._fp(args[1]) * self._fp(args[2])
+            out = _mul(self._fp(args[1]), self._fp(args[2]))
         elif k == z3.Z3_OP_FPA_DIV:
             out = self._fp(args[1]) / self._fp(args[2])
         elif k == z3.Z3_OP_FPA_FMA:
-            out = self._fp(args[1]) * self._fp(args[2]) + self._fp(args[3])
+            out = _add(_mul(self._fp(args[1]), self._fp(args[2])), self._fp(args[3]))
         elif k == z3.Z3_OP_FPA_NEG:
             out = -self._fp(args[0])
         elif z3.is_fp_value(e):
