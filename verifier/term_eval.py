@@ -8,6 +8,8 @@ to 64 bits; `NotEvaluable` for anything else (the caller then falls back to z3).
 
 from __future__ import annotations
 
+import functools
+import operator
 from typing import Mapping
 
 import numpy as np
@@ -19,6 +21,12 @@ class NotEvaluable(Exception):
 
 
 _U64 = np.uint64
+
+
+# n-ary bit-vector operators, folded left to right (then masked to the width)
+_BV_FOLDS = {z3.Z3_OP_BADD: operator.add, z3.Z3_OP_BMUL: operator.mul,
+             z3.Z3_OP_BAND: operator.and_, z3.Z3_OP_BOR: operator.or_,
+             z3.Z3_OP_BXOR: operator.xor}
 
 
 def _mask(w: int) -> np.uint64:
@@ -75,35 +83,13 @@ def _eval1(t, env, n, memo):
             raise NotEvaluable("wider than 64 bits")
         m = _mask(w)
         with np.errstate(over="ignore"):
-            if k == z3.Z3_OP_BADD:
-                r = a[0]
-                for x in a[1:]:
-                    r = r + x
-                return r & m
-            if k == z3.Z3_OP_BMUL:
-                r = a[0]
-                for x in a[1:]:
-                    r = r * x
-                return r & m
+            fold = _BV_FOLDS.get(k)
+            if fold is not None:
+                return functools.reduce(fold, a) & m
             if k == z3.Z3_OP_BSUB:
                 return (a[0] - a[1]) & m
             if k == z3.Z3_OP_BNEG:
                 return (~a[0] + _U64(1)) & m
-            if k == z3.Z3_OP_BAND:
-                r = a[0]
-                for x in a[1:]:
-                    r = r & x
-                return r
-            if k == z3.Z3_OP_BOR:
-                r = a[0]
-                for x in a[1:]:
-                    r = r | x
-                return r
-            if k == z3.Z3_OP_BXOR:
-                r = a[0]
-                for x in a[1:]:
-                    r = r ^ x
-                return r
             if k == z3.Z3_OP_BNOT:
                 return ~a[0] & m
             if k == z3.Z3_OP_ITE:
@@ -153,16 +139,8 @@ def _eval1(t, env, n, memo):
         raise NotEvaluable(f"operation {t.decl().name()}")
     if k == z3.Z3_OP_NOT:
         return ~a[0]
-    if k == z3.Z3_OP_AND:
-        r = a[0]
-        for x in a[1:]:
-            r = r & x
-        return r
-    if k == z3.Z3_OP_OR:
-        r = a[0]
-        for x in a[1:]:
-            r = r | x
-        return r
+    if k in (z3.Z3_OP_AND, z3.Z3_OP_OR):
+        return functools.reduce(operator.and_ if k == z3.Z3_OP_AND else operator.or_, a)
     if k == z3.Z3_OP_EQ:
         return a[0] == a[1]
     if k == z3.Z3_OP_DISTINCT and len(a) == 2:

@@ -7,8 +7,9 @@ they are not both atomic, and they are in the same barrier interval of one CTA o
 CTAs. Lockstep execution visits every access of every lane (under symbolic conditions when
 control depends on symbolic values), so the log holds every access any allowed input or launch
 shape makes; `pairs()` turns the conflicting ones into conditions a solver must refute.
-Two writes of one instruction storing the same term do not race (the concrete detector's rule
-for same-value stores).
+Two writes by lanes of one execution of one instruction storing the same term do not race (the
+concrete detector's rule for same-value stores); the same instruction run again (a loop, a
+later branch path) gets no such exemption.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ class _Access:
     loc: Any
     lane_name: str
     value: Any = None    # for writes: the stored word (int or term)
+    step: int = 0        # which dynamic access (one call of `access`: one instruction, once)
 
 
 @dataclass(frozen=True)
@@ -45,11 +47,13 @@ class SymbolicRaceLog:
     def __init__(self, threads_per_cta: int) -> None:
         self.t = threads_per_cta
         self.events: dict[tuple[str, int], list[_Access]] = {}
+        self.steps = 0
 
     def access(self, x, region: str, flat, nbytes: int, lanes, kind: str, conds: list,
                values: list | None = None) -> None:
         if region not in ("global", "shared"):
             return
+        self.steps += 1
         for j, lane in enumerate(np.asarray(lanes).tolist()):
             c = conds[j]
             if isinstance(c, (bool, np.bool_)) and not c:
@@ -61,7 +65,8 @@ class SymbolicRaceLog:
                 key_region = region
             acc = _Access(tid, int(x.cta_epoch[x.cta_of_lane[lane]]), kind,
                           True if isinstance(c, (bool, np.bool_)) else c, x.ins.loc,
-                          x.thread_name(lane), None if values is None else values[j])
+                          x.thread_name(lane), None if values is None else values[j],
+                          self.steps)
             f = int(flat[j])
             for b in range(nbytes):
                 self.events.setdefault((key_region, f + b), []).append(acc)
@@ -73,7 +78,7 @@ class SymbolicRaceLog:
             return False
         if a.tid // self.t == b.tid // self.t and a.epoch != b.epoch:
             return False
-        if a.kind == "w" and b.kind == "w" and a.loc == b.loc and a.value is not None \
+        if a.kind == "w" and b.kind == "w" and a.step == b.step and a.value is not None \
                 and b.value is not None and _same(a.value, b.value):
             return False
         return True
@@ -110,8 +115,10 @@ class SymbolicRaceLog:
         for what, conds in by_site.values():
             if any(c is True for c in conds):
                 out.append(RacePair(what, True))
-            else:
-                out.append(RacePair(what, z3.Or(conds) if len(conds) > 1 else conds[0]))
+                continue
+            # one condition per byte of a word: keep each distinct condition once
+            unique = list({c.get_id(): c for c in conds}.values())
+            out.append(RacePair(what, z3.Or(unique) if len(unique) > 1 else unique[0]))
         return out
 
 

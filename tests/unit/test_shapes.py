@@ -185,3 +185,35 @@ def test_commutative_float_operands_build_one_term():
     # but not the addend of an fma, nor a subtraction
     assert not d.ffma("f32", "rn", [a], [b], [c])[0].eq(d.ffma("f32", "rn", [c], [b], [a])[0])
     assert not d.fsub("f32", "rn", [a], [b])[0].eq(d.fsub("f32", "rn", [b], [a])[0])
+
+
+class _Ctx:
+    """The few executor fields the race log reads: two lanes of one CTA, epoch 0."""
+
+    def __init__(self):
+        import numpy as np
+        self.global_tid = np.array([0, 1])
+        self.cta_of_lane = np.array([0, 0])
+        self.cta_epoch = np.array([0])
+        self.ins = type("I", (), {"loc": "k.ptx:7:5"})()
+
+    def thread_name(self, lane):
+        return f"thread {lane}"
+
+
+def test_same_value_writes_race_unless_one_execution_made_them():
+    from semantics.machine.symbolic_races import SymbolicRaceLog
+    x = _Ctx()
+    one = SymbolicRaceLog(32)
+    one.access(x, "shared", [0, 0], 4, [0, 1], "w", [True, True], [7, 7])
+    assert one.pairs() == []                         # lanes of one store, same value
+    two = SymbolicRaceLog(32)
+    two.access(x, "shared", [0], 4, [0], "w", [True], [7])
+    two.access(x, "shared", [0], 4, [1], "w", [True], [7])   # the same store, run again
+    (pair,) = two.pairs()
+    assert pair.cond is True and "write by thread" in pair.what
+    cond = z3.Bool("c")
+    three = SymbolicRaceLog(32)
+    three.access(x, "shared", [0, 0], 4, [0, 1], "w", [cond, True], [7, 8])
+    (pair,) = three.pairs()
+    assert pair.cond.eq(cond)                        # a race only where lane 0 writes
