@@ -50,17 +50,18 @@ def _mul(x, y):
     return a * b
 
 
-def _mentions_float(t) -> bool:
-    """Does the term contain a floating-point operation (or reinterpret float bits)?"""
-    seen: set[int] = set()
+def _mentions_float(t, seen: set[int] | None = None) -> bool:
+    """Does the term contain a floating-point operation (or reinterpret float bits)?
+    `seen`: ids of float-free subterms already visited (kept across calls by the caller)."""
+    seen = set() if seen is None else seen
     stack = [t]
     while stack:
         e = stack.pop()
         if e.get_id() in seen:
             continue
-        seen.add(e.get_id())
         if z3.is_fp(e) or e.decl().kind() == z3.Z3_OP_FPA_TO_IEEE_BV:
             return True
+        seen.add(e.get_id())
         stack.extend(e.children())
     return False
 
@@ -68,7 +69,11 @@ def _mentions_float(t) -> bool:
 class RealTranslator:
     """Memoized translation of bit-precise output terms to z3 reals."""
 
-    def __init__(self) -> None:
+    def __init__(self, float_free=None) -> None:
+        """`float_free(term) -> bool`: a cheap test that may say a condition certainly
+        mentions no float (the verifier's shape-only test); the full walk decides the rest."""
+        self.float_free = float_free
+        self.no_float: set[int] = set()     # float-free subterms seen (their terms live on)
         self.memo: dict[int, z3.ArithRef] = {}
         self.variables: dict[str, z3.ArithRef] = {}
         # Integer selection conditions kept exact: they must not read a float input's bits
@@ -120,7 +125,8 @@ class RealTranslator:
                 return self._bv(b)
             # A selection on integers only (a launch shape's `i < n`, an index test) keeps
             # its exact bit-vector condition; only its float branches become reals.
-            if not _mentions_float(c):
+            if (self.float_free is not None and self.float_free(c)) or \
+                    not _mentions_float(c, self.no_float):
                 self.condition_terms.append(c)
                 return z3.If(c, self._bv(a), self._bv(b))
             raise NotReal(f"a data-dependent selection ({t.decl().name()})")

@@ -135,6 +135,7 @@ class _Feasibility:
         self.memo: dict[int, bool] = {}
         self.only_memo: dict[int, bool] = {}
         self.eval_memo: dict[int, np.ndarray] = {}
+        self.settle_memo: dict[int, bool | None] = {}
         self.pinned: list = []
 
     MEMO_LIMIT = 200_000
@@ -214,6 +215,50 @@ class _Feasibility:
     def prune(self, mask):
         return [m if isinstance(m, (bool, np.bool_)) or self.possible(m) else False
                 for m in mask]
+
+    def settle(self, mask):
+        """Each lane condition that mentions only shape scalars and holds at every allowed
+        shape becomes True, at none False (exact: the claim is those shapes); others stay."""
+        out = []
+        memo = self.settle_memo
+        for m in mask:
+            if isinstance(m, (bool, np.bool_)):
+                out.append(m)
+                continue
+            key = m.get_id()
+            hit = memo.get(key, 0)
+            if hit == 0:
+                vals = self.at_shapes(m)
+                hit = None if vals is None else \
+                    (True if vals.all() else False if not vals.any() else None)
+                memo[key] = hit
+                self.pinned.append(m)
+            out.append(m if hit is None else hit)
+        return out
+
+    def violated(self, ob) -> np.ndarray | None:
+        """Where a bounds obligation kept in parts is violated, shape by shape; None when
+        it has no parts or a part depends on more than the shape scalars."""
+        if ob.length is None:
+            return None
+        length = self.at_shapes(ob.length)
+        if length is None:
+            return None
+        out = np.zeros(self.count, dtype=bool)
+        for conds, end in ob.reaches:
+            short = length < np.uint64(end)
+            if not short.any():
+                continue
+            for c in conds:
+                if isinstance(c, (bool, np.bool_)):
+                    if c:
+                        out |= short
+                    continue
+                v = self.at_shapes(c)
+                if v is None:
+                    return None
+                out |= v & short
+        return out
 
     def decide(self, conds: list) -> tuple[int | None, list]:
         """(index of a shape where one of `conds` holds, or None; the conditions that
@@ -397,7 +442,8 @@ def _launch(ctx: _Ctx, sp: ShapePlan, role: str, values: dict, env64: dict,
     return run_symbolic(k, gmax, sp.blocks[role], side.kernel_args(values),
                         dynamic_shared=side.dynamic_shared, unroll=ctx.unroll,
                         shape=LaunchShape(tuple(exists), limits), special_terms=special,
-                        detect_races=True, prune=feas.prune, resolver=feas.resolve)
+                        detect_races=True, prune=feas.prune, resolver=feas.resolve,
+                        settle=feas.settle)
 
 
 def check_shapes(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int) -> Verdict | None:
@@ -436,7 +482,16 @@ def check_shapes(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int) -> 
         if not launch.obligations:
             continue
         # Conditions about shapes alone are decided by evaluating them at every shape.
-        hit, rest = feas.decide([o.violation for o in launch.obligations])
+        hit, terms = None, []
+        for o in launch.obligations:
+            where = feas.violated(o)
+            if where is None:
+                terms.append(o.violation)
+            elif where.any():
+                hit = int(np.argmax(where))
+                break
+        if hit is None:
+            hit, rest = feas.decide(terms)
         if hit is not None:
             verdict = _replay_fault(ctx, role, dict(fixed, **sp.shapes[hit]), seed, None)
             if verdict is not None:
@@ -493,7 +548,7 @@ def check_shapes(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int) -> 
     cand = _outputs(spec, "candidate", launches["candidate"], ctx)
     diffs = []
     by_shape = by_real = 0
-    reals = RealTranslator()
+    reals = RealTranslator(feas.shape_only)
     for p in spec.params:
         if not p.is_buffer or p.access not in ("out", "inout"):
             continue

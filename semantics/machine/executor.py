@@ -25,6 +25,7 @@ from semantics.ir.operands import Addr, FloatImm, IntImm, Neg, Operand, Reg, Sin
 from semantics.ir.types import PtxType
 from semantics.machine.kernel import PreparedKernel
 from semantics.machine.memory import SHARED_WINDOW
+from semantics.machine.reads_ahead import mentions_from
 
 
 class UnrollLimit(KeqError):
@@ -86,7 +87,7 @@ class Executor:
                  dynamic_shared: int = 0, unroll: int | None = None,
                  caller: "Executor | None" = None,
                  special_terms: dict[str, Any] | None = None,
-                 prune=None) -> None:
+                 prune=None, settle=None) -> None:
         self.k = kernel
         self.d = domain
         self.port = port
@@ -124,6 +125,17 @@ class Executor:
         # `prune(mask) -> mask`: drop lanes whose symbolic mask is infeasible (the verifier's
         # solver); called on loop re-entry so loops bounded by symbolic values terminate.
         self.prune = prune
+        # `settle(mask) -> mask`: a symbolic lane mask that decides the same way in every
+        # allowed launch shape becomes that concrete value (the verifier evaluates it over
+        # all of them). Exact within the claim, and it spares the lane `If(mask, new, old)`
+        # merges and symbolic address resolution.
+        self.settle = settle
+        # Merge avoidance (see `semantics.machine.reads_ahead`): the mask the current block
+        # was entered with, the reconvergence stack, and what pending lanes may still read.
+        self.block_mask: Any = None
+        self.stack: list[list] = []
+        self._ahead: list[frozenset] | None | bool = False       # False: not computed yet
+        self._others: frozenset | None = None
         lid = self._special["%laneid"]
         self._special["%lanemask_eq"] = np.left_shift(1, lid)
         self._special["%lanemask_lt"] = np.left_shift(1, lid) - 1
@@ -230,14 +242,34 @@ class Executor:
         if isinstance(op, Sink):
             return
         m = self.mask if mask is None else mask
+        if self.d.must_all(m) or self._unobserved(op, mask):
+            self.regs[op] = p
+            return
         old = self.regs.get(op)
         if old is None:
             old = self.d.pconst(False)
-        self.regs[op] = p if self.d.must_all(m) else self.d.pite(m, p, old)
+        self.regs[op] = self.d.pite(m, p, old)
+
+    def _unobserved(self, reg: Reg, mask) -> bool:
+        """Can no lane outside the current path read `reg` again? Then a write under the
+        block's own mask needs no merge with the old value. Lanes outside that mask have
+        exited or wait in a pending stack entry; only those may read it."""
+        if mask is not None or self.mask is not self.block_mask \
+                or self.d.is_concrete(self.mask):
+            return False         # a guarded write: lanes of this very path keep `old`
+        if self._others is None:
+            if self._ahead is False:
+                self._ahead = mentions_from(self.k.cfg, self.k.instrs)
+            if self._ahead is None:
+                self._others = frozenset({None})
+            else:
+                self._others = frozenset().union(
+                    *(self._ahead[e[0]] for e in self.stack[:-1] if e[0] != EXIT))
+        return None not in self._others and reg not in self._others
 
     def _commit(self, reg: Reg, v, w: int, mask) -> None:
         m = self.mask if mask is None else mask
-        if self.d.must_all(m):
+        if self.d.must_all(m) or self._unobserved(reg, mask):
             self.regs[reg] = v
             return
         old = self.regs.get(reg)
@@ -349,7 +381,7 @@ class Executor:
         sub = Executor(callee, self.d, self.port, self.geom, self.params,
                        max_steps=self.max_steps, dynamic_shared=self.dynamic_shared,
                        unroll=self.unroll, caller=self, special_terms=self.special_terms,
-                       prune=self.prune)
+                       prune=self.prune, settle=self.settle)
         if len(args) != len(callee.fn.params) or len(rets) != len(callee.fn.returns):
             raise ExecutionError(f"call of {name} with {len(args)} argument(s) and "
                                  f"{len(rets)} result(s); it takes {len(callee.fn.params)} "
@@ -440,6 +472,7 @@ class Executor:
             return
         d = self.d
         stack: list[list] = [[0, EXIT, d.pconst(True)]]
+        self.stack = stack
         steps = 0
         sems = k.semantics
         instrs = k.instrs
@@ -451,6 +484,8 @@ class Executor:
                 stack.pop()
                 continue
             mask = d.pand(mask, d.pnot(self.exited))
+            if self.settle is not None and not d.is_concrete(mask):
+                mask = self.settle(mask)
             if not d.may_any(mask):
                 stack.pop()
                 continue
@@ -469,6 +504,7 @@ class Executor:
                     raise UnrollLimit(f"the loop at {label} depends on symbolic data and did "
                                       f"not finish within {self.unroll} iterations",
                                       instrs[block.start].loc, self.unroll)
+            self.block_mask, self._others = mask, None
             if counting:
                 self.thread_instrs += (block.end - block.start) * int(np.count_nonzero(mask))
             for idx in range(block.start, block.end):
@@ -479,6 +515,8 @@ class Executor:
                 if ins.guard is not None:
                     g = self.read_pred(ins.guard.reg)
                     m = d.pand(m, d.pnot(g) if ins.guard.negated else g)
+                    if self.settle is not None and not d.is_concrete(m):
+                        m = self.settle(m)
                     if not self.symbolic_control and not d.is_concrete(m):
                         self.symbolic_control = True
                 self.mask = m

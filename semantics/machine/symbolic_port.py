@@ -25,6 +25,7 @@ an over-approximation, so "no race reported" proves race freedom for every shape
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -48,12 +49,26 @@ class LaunchShape:
 
 @dataclass(frozen=True)
 class ShapeObligation:
-    """`violation` (a z3 Bool) must be unsatisfiable: else the kernel faults for some shape."""
+    """`violation` (a z3 Bool) must be unsatisfiable: else the kernel faults for some shape.
+
+    A bounds obligation is kept in parts, `length < end` under any of `conds` for each
+    `(conds, end)` of `reaches`, so that the verifier can evaluate it over every shape with
+    numpy; the z3 term is only built when a solver needs it."""
 
     kind: str            # "invalid address" | "out of bounds"
     what: str
     loc: Any
-    violation: Any
+    violation_term: Any = None
+    length: Any = None                               # the buffer's byte length (z3 term)
+    reaches: tuple[tuple[tuple, int], ...] = ()      # ((lane conditions, end offset), ...)
+
+    @cached_property
+    def violation(self):
+        if self.violation_term is not None:
+            return self.violation_term
+        return z3.Or([z3.And(z3.Or([_bool(c) for c in conds]),
+                             z3.ULT(self.length, z3.BitVecVal(end, 64)))
+                      for conds, end in self.reaches])
 
 
 def _region(arr: np.ndarray) -> int:
@@ -108,10 +123,18 @@ def _assuming(value, mask, extra: tuple = ()):
     where `mask` holds."""
     if _concrete(value):
         return value
-    subst = list(extra)
     if _concrete(mask):
-        mask = z3.BoolVal(bool(mask))
-    for lit in _conjuncts(mask):
+        lits = []
+    else:
+        lits = _conjuncts(mask)
+        # The common case, a register merged at this very mask: If(lit, new, old) is `new`.
+        while z3.is_app_of(value, z3.Z3_OP_ITE) and any(value.arg(0).eq(l) for l in lits):
+            value = value.arg(1)
+            if z3.is_bv_value(value):
+                return value.as_long()
+    subst = list(extra)
+    # A concrete mask assumes nothing (an inactive lane's value is never used).
+    for lit in lits:
         if z3.is_true(lit):
             continue
         if z3.is_not(lit):
@@ -148,6 +171,10 @@ class SymbolicPort:
         self.symbolic_lanes: list = []
         # (region id, flat offset) -> (word key, byte index); word key -> (nbytes, value)
         self.bytes: dict[tuple[int, int], tuple[tuple[int, int, int], int]] = {}
+        # Loads at a symbolic offset: chain term id -> (chain, offset term, {value: word},
+        # the last word). A store through the same offset picks the word for each value
+        # directly instead of re-simplifying the whole chain (see `_picked`).
+        self.chains: dict[int, tuple[Any, Any, dict[int, Any], Any]] = {}
         self.words: dict[tuple[int, int, int], object] = {}
 
     def use_shape(self, shape: LaunchShape, cta_of_lane: np.ndarray,
@@ -163,7 +190,8 @@ class SymbolicPort:
         shared-memory init map or None, per-lane condition)."""
         self.symbolic_lanes = []
         if not all(_concrete(a) for a in addr):
-            addr = [a if _concrete(a) else _assuming(a, m) for a, m in zip(addr, mask)]
+            addr = [a if _concrete(a) or (_concrete(m) and not m) else _assuming(a, m)
+                    for a, m in zip(addr, mask)]
         cond = list(mask)
         if self.exists_of_lane is not None and space not in _PER_CTA_SPACES:
             # Only global memory outlives a CTA: a CTA that is not launched must leave no
@@ -269,14 +297,11 @@ class SymbolicPort:
             by_end: dict[int, list] = {}
             for i in lanes:
                 by_end.setdefault(int(a[i]) - base + nbytes, []).append(cond[i])
-            parts = [z3.And(z3.Or([c if not _concrete(c) else z3.BoolVal(bool(c))
-                                   for c in cs]),
-                            z3.ULT(length, z3.BitVecVal(e, 64)))
-                     for e, cs in sorted(by_end.items())]
             first = lanes[0]
             self.obligations.append(ShapeObligation(
                 "out of bounds", f"'{x.form.name}' may access '{name}' past its length "
-                f"(e.g. {x.thread_name(first)})", x.ins.loc, z3.Or(parts)))
+                f"(e.g. {x.thread_name(first)})", x.ins.loc, length=length,
+                reaches=tuple((tuple(cs), e) for e, cs in sorted(by_end.items()))))
 
     def _read(self, arr, flat: int, nbytes: int):
         region = _region(arr)
@@ -331,10 +356,13 @@ class SymbolicPort:
             if not places:
                 continue
             w = nbytes * 8
-            chain = _term(self._read(places[-1][1], places[-1][2], nbytes), w)
-            for k, arr_k, f, _ in reversed(places[:-1]):
-                chain = z3.If(off == z3.BitVecVal(k, off.size()),
-                              _term(self._read(arr_k, f, nbytes), w), chain)
+            words = {k: _term(self._read(arr_k, f, nbytes), w) for k, arr_k, f, _ in places}
+            last = words[places[-1][0]]
+            chain = last
+            for k, _, _, _ in reversed(places[:-1]):
+                chain = z3.If(off == z3.BitVecVal(k, off.size()), words[k], chain)
+            if len(places) > 1:
+                self.chains[chain.get_id()] = (chain, off, words, last)
             out[lane] = chain
         return out
 
@@ -357,12 +385,37 @@ class SymbolicPort:
                           old if not _concrete(old) else z3.BitVecVal(int(old), w))
             self._write(arr, f, nbytes, v)
         for lane, off, places in self.symbolic_lanes:
+            chains = self._chains_in(value[lane], off)
             for k, arr_k, f, ck in places:
-                # One substitution for both: `value` where the lane runs and `off == k`.
+                # One substitution for both: `value` where the lane runs and `off == k`
+                # (a load chain through the same offset is its word for `k`).
+                picked = tuple((c, words.get(k, last)) for c, words, last in chains)
                 v = _term(_assuming(value[lane], ck,
-                                    ((off, z3.BitVecVal(k, off.size())),)), w)
+                                    ((off, z3.BitVecVal(k, off.size())),) + picked), w)
                 self._write(arr_k, f, nbytes,
                             z3.If(ck, v, _term(self._read(arr_k, f, nbytes), w)))
+
+    def _chains_in(self, value, off, budget: int = 256) -> list:
+        """The load chains through offset `off` inside `value`, found without descending
+        into them; [] when there are none or the term is too large to search cheaply."""
+        if _concrete(value) or not self.chains:
+            return []
+        found, seen, stack = [], set(), [value]
+        while stack:
+            e = stack.pop()
+            key = e.get_id()
+            if key in seen:
+                continue
+            seen.add(key)
+            if len(seen) > budget:
+                return []
+            hit = self.chains.get(key)
+            if hit is not None and hit[0].eq(e):
+                if hit[1].eq(off):
+                    found.append((hit[0], hit[2], hit[3]))
+                continue
+            stack.extend(e.children())
+        return found
 
     def atomic(self, x, space, addr, nbytes, update, mask):
         arr, flat, maybe, init, mask = self._places(x, space, addr, nbytes, mask, None, "a")

@@ -43,12 +43,14 @@ def run_symbolic(k: PreparedKernel, grid: tuple[int, int, int], block: tuple[int
                  args: Sequence[SymBuffer | int | float | z3.BitVecRef], *, dynamic_shared: int = 0,
                  unroll: int | None = 64, max_steps: int = 5_000_000,
                  shape: LaunchShape | None = None, special_terms: dict | None = None,
-                 detect_races: bool = False, prune=None, resolver=None) -> SymbolicLaunch:
+                 detect_races: bool = False, prune=None, resolver=None,
+                 settle=None) -> SymbolicLaunch:
     """`shape` makes this a maximal launch standing for every shape it allows (see
     `semantics.machine.symbolic_port`); `special_terms` gives special registers symbolic
     values (%nctaid); `detect_races` logs every access with its condition and returns the
     conflicting pairs (`semantics.machine.symbolic_races`); `prune(mask)` drops infeasible lanes
-    at loop re-entry; `resolver(offset, condition)` lists the values a symbolic address offset
+    at loop re-entry; `settle(mask)` makes lane masks that decide alike at every allowed shape
+    concrete (see `Executor`); `resolver(offset, condition)` lists the values a symbolic address offset
     takes (see `SymbolicPort._resolve`)."""
     params = k.fn.params
     if len(args) != len(params):
@@ -93,7 +95,7 @@ def run_symbolic(k: PreparedKernel, grid: tuple[int, int, int], block: tuple[int
                        {name: alloc for name, (alloc, _) in allocs.items()})
     ex = Executor(k, SymbolicDomain(geom.lanes), port, geom, values, max_steps=max_steps,
                   dynamic_shared=dynamic_shared, unroll=unroll, special_terms=special_terms,
-                  prune=prune)
+                  prune=prune, settle=settle)
     ex.run()
     out: dict[str, list] = {}
     for name, (alloc, buf) in allocs.items():

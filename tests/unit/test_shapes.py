@@ -217,3 +217,86 @@ def test_same_value_writes_race_unless_one_execution_made_them():
     three.access(x, "shared", [0, 0], 4, [0, 1], "w", [cond, True], [7, 8])
     (pair,) = three.pairs()
     assert pair.cond.eq(cond)                        # a race only where lane 0 writes
+
+
+# -- exact shortcuts of the symbolic run (settled masks, unobserved merges) ---------------------
+
+def test_mentions_from_collects_what_is_reachable():
+    from semantics.ir.cfg import build_cfg
+    from semantics.ir.operands import Reg
+    from semantics.machine.reads_ahead import mentions_from
+    from semantics.ptx.parser import parse_ptx
+    fn = parse_ptx(HEAD + GUARD.format(bound="%r1") + STORE.format(value="%r5")).functions["k"]
+    cfg = build_cfg(fn)
+    ahead = mentions_from(cfg, fn.instructions)
+    names = [{r.name for r in regs} for regs in ahead]
+    assert {"%r1", "%r5", "%p1", "%rd3"} <= names[0]          # the entry reaches everything
+    assert names[-1] == set()                                  # DONE: ret mentions nothing
+    assert "%rd3" in names[1] and "%r1" not in names[1]       # the store block, not the guard
+    assert all(isinstance(r, Reg) for regs in ahead for r in regs)
+
+
+def _branchy(value_then: str, after: str = "") -> str:
+    """r6 = 7; if (tid < n / 2) r6 = value_then; (after); if (tid < n) out[tid] = r6"""
+    return HEAD.replace(".reg .b32 %r<8>;", ".reg .b32 %r<12>;") + f"""
+    mov.u32 %r6, 7;
+    shr.u32 %r7, %r1, 1;
+    setp.ge.s32 %p2, %r5, %r7;
+    @%p2 bra JOIN;
+    mov.u32 %r6, {value_then};
+JOIN:
+{after}    setp.ge.s32 %p1, %r5, %r1;
+    @%p1 bra DONE;
+""" + STORE.format(value="%r6")
+
+
+def test_a_merge_that_waiting_lanes_read_is_kept(tmp_path):
+    # Lanes with tid >= n/2 skip the `then` path and read r6 == 7 after the join: dropping
+    # the merge would wrongly give them `tid` and prove these two kernels equal.
+    ref = _branchy("%r5")
+    cand = HEAD + GUARD.format(bound="%r1") + STORE.format(value="%r5")
+    v = verify(load_spec(_spec(tmp_path, ref, cand)), timeout_s=30)
+    assert v.kind == NOT_EQUIVALENT
+    assert "one symbolic maximal launch" in v.coverage
+    assert any(r == 7 for _, _, r, _ in v.counterexample.differences)
+
+
+def test_a_merge_read_again_in_a_loop_is_kept(tmp_path):
+    # r6 += 2 under the loop's mask; lanes leave after min(tid, n/2) trips, some at a symbolic
+    # trip, and read their own r6 after the loop: their merge must stay.
+    loop = HEAD.replace(".reg .b32 %r<8>;", ".reg .b32 %r<12>;") + """
+    mov.u32 %r6, 0;
+    mov.u32 %r8, 0;
+    shr.u32 %r7, %r1, 1;
+LOOP:
+    setp.ge.u32 %p2, %r8, %r5;
+    @%p2 bra OUT;
+    setp.ge.u32 %p3, %r8, %r7;
+    @%p3 bra OUT;
+    add.u32 %r6, %r6, 2;
+    add.u32 %r8, %r8, 1;
+    bra.uni LOOP;
+OUT:
+    setp.ge.s32 %p1, %r5, %r1;
+    @%p1 bra DONE;
+""" + STORE.format(value="%r6")
+    direct = HEAD.replace(".reg .b32 %r<8>;", ".reg .b32 %r<12>;") + \
+        GUARD.format(bound="%r1") + """    shr.u32 %r7, %r1, 1;
+    min.u32 %r9, %r5, %r7;
+    add.u32 %r6, %r9, %r9;
+""" + STORE.format(value="%r6")
+    spec = load_spec(_spec(tmp_path, loop, direct, n_range=(1, 12)))
+    assert verify(spec, timeout_s=30).kind == EQUIVALENT
+    wrong = direct.replace("add.u32 %r6, %r9, %r9;", "add.u32 %r6, %r5, %r5;")
+    spec = load_spec(_spec(tmp_path, loop, wrong, n_range=(1, 12)))
+    assert verify(spec, timeout_s=30).kind == NOT_EQUIVALENT
+
+
+def test_settle_decides_lane_conditions_over_the_allowed_shapes():
+    from verifier.shapes import _Feasibility
+    sp = plan(load_spec(K / "vector_add/vec4.toml"), {})
+    n = z3.BitVec("n", 32)
+    feas = _Feasibility(sp, {"n": n}, [])
+    always, never, some = n >= 1, n > 2048, n > 7
+    got = feas.settle([always, never, some, True, False])
+    assert got[0] is True and got[1] is False and got[2] is some and got[3:] == [True, False]
