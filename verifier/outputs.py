@@ -136,14 +136,17 @@ def _real_outputs(ctx, env, diffs, constraints, variables, seed, t0) -> Verdict 
     return _model_counterexample(ctx, env, value_of, variables, seed)
 
 
-def _abstracted(ctx: _Ctx, diffs: list, constraints: list) -> list:
+def _abstracted(ctx: _Ctx, diffs: list, constraints: list):
     """The differences not already refuted with floating-point subterms abstracted (see
-    `verifier.abstraction`): all at once first, then one at a time if that fails."""
+    `verifier.abstraction`), lazily: all at once first; if that fails, each element's
+    abstracted query is asked only when the loop reaches it, so a real difference is found
+    after one abstracted query instead of one per element."""
     fa = FloatAbstraction()
     queries = [_live(live, _bv(fa(a), type_bits(p.type)) != _bv(fa(b), type_bits(p.type)))
                for p, _, a, b, live in diffs]
     if fa.count == 0:
-        return diffs          # nothing abstracted: the same question as the original
+        yield from diffs      # nothing abstracted: the same question as the original
+        return
 
     def refuted(q, name) -> bool:
         r = solve(Obligation(z3.And(*constraints, q), name), solvers=ctx.solvers,
@@ -152,28 +155,38 @@ def _abstracted(ctx: _Ctx, diffs: list, constraints: list) -> list:
         return r.answer == "unsat"
 
     if refuted(z3.Or(queries), f"{len(diffs)} elements differ (floats abstracted)"):
-        return []
-    return [d for d, q in zip(diffs, queries)
-            if not refuted(q, f"{d[0].name}[{d[1]}] differs (floats abstracted)")]
+        return
+    for d, q in zip(diffs, queries):
+        if not refuted(q, f"{d[0].name}[{d[1]}] differs (floats abstracted)"):
+            yield d
+
+
+def random_testing(ctx: _Ctx, env: dict, seed: int, terms: dict) -> Verdict | None:
+    """Testing before solving: a difference that random inputs show is found in milliseconds
+    (it is concrete, so it needs no further replay); only the rest goes to a solver.
+    `terms`: (param name, index) -> (reference term, candidate term) of the elements not
+    known equal, for the inputs a counterexample names."""
+    if ctx.trials <= 0 or ctx.spec.mode != "bitexact" or not terms:
+        return None
+    t1 = time.perf_counter()
+    tested = _test_for_difference(ctx, env, seed, trials=ctx.trials, terms=terms)
+    ctx.stages.append(Stage("random testing", "failed" if tested else "ok",
+                            time.perf_counter() - t1, f"{ctx.trials} random input set(s)"))
+    return tested
 
 
 def compare_outputs(ctx: _Ctx, env: dict, diffs: list, constraints: list, variables: dict,
-                    seed: int, t0: float) -> Verdict | None:
+                    seed: int, t0: float, *, test: bool = True) -> Verdict | None:
     """`diffs`: (param, index, reference term, candidate term, element exists) for every
-    output element whose terms are not identical. None when every element is proved equal."""
+    output element whose terms are not identical. None when every element is proved equal.
+    `test`: test random inputs first (False when the caller already did)."""
     spec = ctx.spec
     if not diffs:
         ctx.stages.append(Stage("outputs", "ok", time.perf_counter() - t0,
                                 "identical terms, no solver needed"))
         return None
-    # Testing before solving: a difference that random inputs show is found in milliseconds
-    # (it is concrete, so it needs no further replay); only the rest goes to a solver.
-    if ctx.trials > 0 and spec.mode == "bitexact":
-        t1 = time.perf_counter()
-        tested = _test_for_difference(ctx, env, seed, trials=ctx.trials,
-                                      terms={(p.name, i): (a, b) for p, i, a, b, _ in diffs})
-        ctx.stages.append(Stage("random testing", "failed" if tested else "ok",
-                                time.perf_counter() - t1, f"{ctx.trials} random input set(s)"))
+    if test:
+        tested = random_testing(ctx, env, seed, {(p.name, i): (a, b) for p, i, a, b, _ in diffs})
         if tested is not None:
             return tested
     if spec.mode == "real":

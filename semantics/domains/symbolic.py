@@ -42,6 +42,9 @@ def _commuted(x, y) -> tuple:
     return x, y
 
 
+_CONSTANTS: dict[tuple[int, int | None], z3.ExprRef] = {}   # interned constant terms
+
+
 class SymbolicDomain:
     """Primitive operations on lists of per-lane ints / z3 terms. See `semantics.domains.base`."""
 
@@ -56,6 +59,8 @@ class SymbolicDomain:
         `widths[i]` is the bit width of argument i, or None for a predicate."""
         n = self.lanes
         sym = [i for i in range(n) if not all(_is_concrete(v[i]) for v in vecs)]
+        if len(sym) == n:         # no concrete lane: nothing for numpy to do
+            return [zfn(*[self._term(v[i], w) for v, w in zip(vecs, widths)]) for i in sym]
         arrays = []
         for v, w in zip(vecs, widths):
             if sym:
@@ -75,7 +80,13 @@ class SymbolicDomain:
     def _term(x, w: int | None):
         if not _is_concrete(x):
             return x
-        return z3.BoolVal(bool(x)) if w is None else z3.BitVecVal(int(x), w)
+        key = (int(x), w)
+        t = _CONSTANTS.get(key)
+        if t is None:
+            t = z3.BoolVal(bool(x)) if w is None else z3.BitVecVal(int(x), w)
+            if len(_CONSTANTS) < 65536:     # masks and small values recur lane after lane
+                _CONSTANTS[key] = t
+        return t
 
     def is_value(self, x) -> bool:
         return isinstance(x, list)
