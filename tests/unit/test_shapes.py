@@ -300,3 +300,32 @@ def test_settle_decides_lane_conditions_over_the_allowed_shapes():
     always, never, some = n >= 1, n > 2048, n > 7
     got = feas.settle([always, never, some, True, False])
     assert got[0] is True and got[1] is False and got[2] is some and got[3:] == [True, False]
+
+
+def test_random_testing_runs_before_outputs_are_split_by_shape(tmp_path):
+    # every element but out[5] is the same term at every shape: comparing shape by shape
+    # first would decide 63 elements before the one random inputs show at once
+    ref = HEAD + GUARD.format(bound="%r1") + STORE.format(value="%r5")
+    cand = ref.replace("    mul.wide.s32 %rd2, %r5, 4;",
+                       "    mov.u32 %r6, %r5;\n    setp.eq.s32 %p2, %r5, 5;\n"
+                       "    @%p2 mov.u32 %r6, 7;\n    mul.wide.s32 %rd2, %r5, 4;")
+    cand = cand.replace("st.global.u32 [%rd3], %r5;", "st.global.u32 [%rd3], %r6;")
+    # the same guard spelled differently: other terms, the same selection at every shape
+    cand = cand.replace("setp.ge.s32 %p1, %r5, %r1;\n    @%p1 bra DONE;",
+                        "setp.lt.s32 %p1, %r5, %r1;\n    @!%p1 bra DONE;")
+    assert "@!%p1" in cand
+    v = verify(load_spec(_spec(tmp_path, ref, cand)), timeout_s=30)
+    assert v.kind == NOT_EQUIVALENT and "one symbolic maximal launch" in v.coverage
+    assert [d[1] for d in v.counterexample.differences] == [5]
+    names = [s.name for s in v.stages]
+    assert "random testing" in names and "outputs by shape" not in names
+    assert not v.obligations                          # no solver was needed
+
+
+def test_a_float_difference_costs_a_few_queries_not_one_per_element():
+    # testing off: the solvers must find fma != mul+add; the abstracted per-element queries
+    # are asked lazily, so the first real difference ends the search
+    spec = load_spec(K / "saxpy/fma_bitexact.toml")
+    v = verify(spec, fixed={"n": 64}, trials=0, solvers=("z3",), timeout_s=60)
+    assert v.kind == NOT_EQUIVALENT
+    assert len(v.obligations) <= 3, [o.name for o in v.obligations]
