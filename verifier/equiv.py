@@ -44,6 +44,7 @@ from verifier.counterexample import (_env, _fault_counterexample, _inconclusive,
                                      _race_check)
 from verifier.emulate import prepare_side
 from verifier.outputs import _outputs, _same, compare_outputs
+from verifier.parallel import check_shapes_in_parallel
 from verifier.shapes import ShapeFallback, check_shapes, plan
 from verifier.solvers import DEFAULT_SOLVERS
 from verifier.spec import PairSpec
@@ -131,13 +132,14 @@ FEW_SHAPES = 4        # auto: this many shapes or fewer are enumerated (each run
 def verify(spec: PairSpec, *, fixed: dict[str, int] | None = None, timeout_s: float = 60.0,
            unroll: int = 64, max_shapes: int = 16, seed: int = 0, progress=None,
            solvers: tuple[str, ...] = DEFAULT_SOLVERS, dump_smt: str | None = None,
-           trials: int = 8, shapes: str = "auto") -> Verdict:
+           trials: int = 8, shapes: str = "auto", jobs: int = 1) -> Verdict:
     """Check the claim of `spec` (with the scalars in `fixed` pinned).
 
     `shapes` says how the launch shapes the claim allows are covered: "symbolic" (one maximal
     launch with symbolic shape scalars, `verifier.shapes`), "enumerate" (each shape on its own,
     at most `max_shapes`), or "auto": symbolic when there are more than a few shapes, falling
-    back to enumeration when the symbolic mode cannot decide and the shapes are few enough."""
+    back to enumeration when the symbolic mode cannot decide and the shapes are few enough.
+    `jobs` > 1 checks enumerated shapes in that many processes (`verifier.parallel`)."""
     if shapes not in SHAPE_MODES:
         raise KeqError(f"shapes must be one of {', '.join(SHAPE_MODES)}, not {shapes!r}")
     fixed = dict(fixed or {})
@@ -179,6 +181,12 @@ def verify(spec: PairSpec, *, fixed: dict[str, int] | None = None, timeout_s: fl
             reason += f"; symbolic launch shapes do not apply: {symbolic_why}"
         return done(INCONCLUSIVE, (reason,))
     coverage = f"{len(enumerated)} launch shape(s), each checked on its own"
+    if jobs > 1 and len(enumerated) > 1:
+        count, v = check_shapes_in_parallel(ctx, enumerated, seed, jobs, progress)
+        coverage += f" ({min(jobs, len(enumerated))} processes)"
+        if v is not None:
+            return done(v.kind, v.reasons, count, v.counterexample, coverage)
+        return done(EQUIVALENT, (), len(enumerated), coverage=coverage)
     for n, env in enumerate(enumerated):
         if progress:
             progress(n, len(enumerated), env)

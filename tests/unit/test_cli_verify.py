@@ -78,6 +78,7 @@ def test_dump_smt_writes_every_obligation(tmp_path, capsys):
     (["verify", str(K / "vector_add/vec4.toml"), "--set", "m=3"], "no param named 'm'"),
     (["verify", str(K / "vector_add/vec4.toml"), "--set", "n=0"], "n"),
     (["verify", str(K / "vector_add/vec4.toml"), "--mode", "fuzzy"], "invalid choice"),
+    (["verify", str(K / "vector_add/vec4.toml"), "--jobs", "-2"], "--jobs -2"),
 ])
 def test_bad_input_exits_3_without_traceback(argv, needle, capsys):
     with pytest.raises(SystemExit) if "--mode" in argv else _nullcontext():

@@ -329,3 +329,32 @@ def test_a_float_difference_costs_a_few_queries_not_one_per_element():
     v = verify(spec, fixed={"n": 64}, trials=0, solvers=("z3",), timeout_s=60)
     assert v.kind == NOT_EQUIVALENT
     assert len(v.obligations) <= 3, [o.name for o in v.obligations]
+
+
+# -- enumerated shapes in several processes (--jobs) ---------------------------------------------
+
+def test_parallel_enumeration_gives_the_sequential_verdict(tmp_path):
+    ref = HEAD + GUARD.format(bound="%r1") + STORE.format(value="%r5")
+    spec = load_spec(_spec(tmp_path, ref, ref, n_range=(1, 6)))
+    one = verify(spec, shapes="enumerate", timeout_s=30)
+    two = verify(spec, shapes="enumerate", timeout_s=30, jobs=2)
+    assert one.kind == two.kind == EQUIVALENT
+    assert one.assignments == two.assignments == 6
+    assert "2 processes" in two.coverage
+    assert [s.detail for s in one.stages] == [s.detail for s in two.stages]   # shape order
+
+
+def test_parallel_enumeration_reports_the_first_failing_shape(tmp_path):
+    ref = HEAD + GUARD.format(bound="%r1") + STORE.format(value="%r5")
+    # differs only from n = 4 on: out[3] is 0 instead of 3
+    cand = ref.replace("    mul.wide.s32 %rd2, %r5, 4;",
+                       "    mov.u32 %r6, %r5;\n    setp.eq.s32 %p2, %r5, 3;\n"
+                       "    @%p2 mov.u32 %r6, 0;\n    mul.wide.s32 %rd2, %r5, 4;")
+    cand = cand.replace("st.global.u32 [%rd3], %r5;", "st.global.u32 [%rd3], %r6;")
+    spec = load_spec(_spec(tmp_path, ref, cand, n_range=(1, 6)))
+    one = verify(spec, shapes="enumerate", timeout_s=30)
+    two = verify(spec, shapes="enumerate", timeout_s=30, jobs=3)
+    assert one.kind == two.kind == NOT_EQUIVALENT
+    assert one.counterexample.scalars == two.counterexample.scalars == {"n": 4}
+    assert one.assignments == two.assignments == 4
+    assert one.counterexample.differences == two.counterexample.differences

@@ -7,9 +7,11 @@ import json
 import sys
 from dataclasses import replace
 
+from semantics.errors import KeqError
 from verifier.equiv import (EQUIVALENT, INCONCLUSIVE, NOT_EQUIVALENT, SHAPE_MODES, Verdict,
                             verify)
 from verifier.inputs import parse_set, save_npz
+from verifier.parallel import default_jobs
 from verifier.solvers import DEFAULT_SOLVERS
 from verifier.spec import load_spec
 
@@ -44,6 +46,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="how launch shapes are covered: symbolic (one maximal launch), "
                         "enumerate (each on its own), auto (symbolic unless there are at most "
                         "4 shapes, enumeration as the fallback; default)")
+    p.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
+                   help="check enumerated launch shapes in N processes (default 1; 0: one "
+                        "per core); the verdict is the same as with one")
     p.add_argument("--solver", action="append", dest="solvers", metavar="NAME",
                    choices=("z3", "bitwuzla", "cvc5"),
                    help="use this solver (repeatable; default: race z3, bitwuzla and cvc5, "
@@ -142,10 +147,13 @@ def run(args: argparse.Namespace) -> int:
     if args.mode:
         spec = replace(spec, mode=args.mode)
     fixed = dict(parse_set(spec, item) for item in args.sets)
+    if args.jobs < 0:
+        raise KeqError(f"--jobs {args.jobs}: give 0 (one process per core) or more")
     v = verify(spec, fixed=fixed, timeout_s=args.timeout, unroll=args.unroll,
                max_shapes=args.max_shapes, seed=args.seed,
                solvers=tuple(args.solvers) if args.solvers else DEFAULT_SOLVERS,
                dump_smt=args.dump_smt, trials=args.trials, shapes=args.shapes,
+               jobs=args.jobs if args.jobs > 0 else default_jobs(),
                progress=_progress(not args.json and sys.stderr.isatty()))
     if not args.json and sys.stderr.isatty():
         print("\r\033[K", end="", file=sys.stderr)
