@@ -5,13 +5,14 @@ shapes (a transpose's 64 x 64) splits across cores. Workers are forked from the 
 process and inherit its context; each returns, per shape, the verdict it forces (or None) with
 the stages, solver obligations and assumptions that shape produced. Results are consumed in
 shape order, so the verdict, the first failing shape and the certificate's obligations are the
-same as a sequential run's; the pool stops at the first failure.
+same as a sequential run's; shapes not yet started are dropped at the first failure.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+from concurrent.futures import ProcessPoolExecutor
 from typing import Callable
 
 from verifier.verdict import Verdict, _Ctx
@@ -39,10 +40,13 @@ def check_shapes_in_parallel(ctx: _Ctx, envs: list[dict], seed: int, jobs: int,
     verdict a shape forces or None); `ctx` receives every consumed shape's stages,
     obligations and assumptions, in shape order."""
     _JOB.update(ctx=ctx, envs=envs, seed=seed)
-    pool = multiprocessing.get_context("fork").Pool(min(jobs, len(envs)))
+    # Not multiprocessing.Pool: its workers are daemons, which may not fork the solver
+    # processes of the portfolio.
+    pool = ProcessPoolExecutor(min(jobs, len(envs)),
+                               mp_context=multiprocessing.get_context("fork"))
     try:
         for n, (index, verdict, stages, obligations, assumptions) in enumerate(
-                pool.imap(_check_one, range(len(envs)), chunksize=1)):
+                pool.map(_check_one, range(len(envs)))):
             ctx.stages.extend(stages)
             ctx.obligations.extend(obligations)
             ctx.assumptions |= assumptions
@@ -52,6 +56,6 @@ def check_shapes_in_parallel(ctx: _Ctx, envs: list[dict], seed: int, jobs: int,
                 return index + 1, verdict
         return len(envs), None
     finally:
-        pool.terminate()
-        pool.join()
+        # shapes not started are dropped; the few running finish (at most one per process)
+        pool.shutdown(wait=True, cancel_futures=True)
         _JOB.clear()

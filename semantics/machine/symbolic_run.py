@@ -50,8 +50,8 @@ def run_symbolic(k: PreparedKernel, grid: tuple[int, int, int], block: tuple[int
     values (%nctaid); `detect_races` logs every access with its condition and returns the
     conflicting pairs (`semantics.machine.symbolic_races`); `prune(mask)` drops infeasible lanes
     at loop re-entry; `settle(mask)` makes lane masks that decide alike at every allowed shape
-    concrete (see `Executor`); `resolver(offset, condition)` lists the values a symbolic address offset
-    takes (see `SymbolicPort._resolve`)."""
+    concrete (see `Executor`); `resolver(offset, condition)` lists the values a symbolic
+    address offset takes (see `SymbolicPort._resolve`)."""
     params = k.fn.params
     if len(args) != len(params):
         raise ValueError(f"{k.name} takes {len(params)} arguments, {len(args)} given")

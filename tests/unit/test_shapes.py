@@ -358,3 +358,15 @@ def test_parallel_enumeration_reports_the_first_failing_shape(tmp_path):
     assert one.counterexample.scalars == two.counterexample.scalars == {"n": 4}
     assert one.assignments == two.assignments == 4
     assert one.counterexample.differences == two.counterexample.differences
+
+
+def test_parallel_workers_can_run_the_solver_portfolio():
+    # testing off: each shape's difference must come from the solvers, which the portfolio
+    # runs in processes of their own, forked from the worker
+    from dataclasses import replace
+    spec = load_spec(K / "saxpy/fma_bitexact.toml")
+    params = tuple(replace(p, range=(1, 3)) if p.name == "n" else p for p in spec.params)
+    spec = replace(spec, params=params)
+    v = verify(spec, shapes="enumerate", trials=0, jobs=2, timeout_s=60)
+    assert v.kind == NOT_EQUIVALENT and v.obligations
+    assert v.counterexample.scalars["n"] == 1
