@@ -59,12 +59,12 @@ def _shfl(x) -> None:
     n = len(x.lane_in_cta)
     in_range = src < n
     src = np.where(in_range, src, np.arange(n))
-    active = _mask_array(x, x.mask)
-    # Reading a lane that is not executing this shfl gives an undefined value.
-    bad = active & ~(active[src] & in_range)
-    if bad.any():
-        x.effect("undefined", "shfl.sync reads a lane that does not take part",
-                 _pred_from(d, bad))
+    # Reading a lane that is not executing this shfl gives an undefined value. Under a
+    # symbolic mask (a symbolic launch shape) the source lane may take part in some shapes
+    # and not in others: the effect is recorded whenever it may happen.
+    source_in = d.pnot(d.eq(d.gather(d.bool_to_bv(x.mask, 1), src, 1), d.const(0, 1), 1))
+    x.effect("undefined", "shfl.sync reads a lane that does not take part",
+             d.pnot(d.pand(source_in, _pred_from(d, in_range))))
     x.write(dst.first if isinstance(dst, Pair) else dst, d.gather(a, src, 32), B32)
     if isinstance(dst, Pair):
         x.write_pred(dst.second, d.pnot(d.eq(d.from_ints(pval.astype(np.int64), 1),
@@ -92,9 +92,11 @@ def _vote(x) -> None:
         return
     p = x.read_pred(1)
     res_all, res_any = d.pconst(True), d.pconst(False)
+    mask_bits = d.bool_to_bv(x.mask, 1)      # membership is the (possibly symbolic) mask
     for k in range(32):
         idx = np.minimum(base + k, n - 1)
-        member = _pred_from(d, (base + k < n) & active[idx] & (x.cta_of_lane[idx] == x.cta_of_lane))
+        member = d.pand(_pred_from(d, (base + k < n) & (x.cta_of_lane[idx] == x.cta_of_lane)),
+                        d.pnot(d.eq(d.gather(mask_bits, idx, 1), d.const(0, 1), 1)))
         pk = d.gather(p, idx, 1)
         res_all = d.pand(res_all, d.por(d.pnot(member), pk))
         res_any = d.por(res_any, d.pand(member, pk))

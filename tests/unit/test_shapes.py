@@ -370,3 +370,33 @@ def test_parallel_workers_can_run_the_solver_portfolio():
     v = verify(spec, shapes="enumerate", trials=0, jobs=2, timeout_s=60)
     assert v.kind == NOT_EQUIVALENT and v.obligations
     assert v.counterexample.scalars["n"] == 1
+
+
+def test_shfl_from_a_lane_that_may_not_take_part_is_undefined_in_the_symbolic_launch(tmp_path):
+    # thread n-1 reads thread n, which exists (n <= 64) but skipped the shfl: undefined in
+    # PTX, so no verdict may rest on the value the model gives it, in either mode
+    ref = HEAD + GUARD.format(bound="%r1") + "    add.u32 %r6, %r5, 1;\n" + \
+        STORE.format(value="%r6")
+    cand = HEAD + GUARD.format(bound="%r1") + \
+        "    shfl.sync.down.b32 %r6, %r5, 1, 31, -1;\n" + STORE.format(value="%r6")
+    spec = load_spec(_spec(tmp_path, ref, cand))
+    v = verify(spec, shapes="symbolic", timeout_s=30)
+    assert v.kind == INCONCLUSIVE and "shfl.sync reads a lane that does not take part" in \
+        v.reasons[0]
+    v = verify(spec, shapes="enumerate", max_shapes=64, timeout_s=30)
+    assert v.kind == INCONCLUSIVE and "does not take part" in v.reasons[0]
+
+
+def test_vote_counts_only_lanes_that_take_part_at_each_shape(tmp_path):
+    # vote.any(tid == 31) over the threads still running: true in CTA 0 only when n > 31
+    cand = HEAD + GUARD.format(bound="%r1") + """    setp.eq.s32 %p2, %r5, 31;
+    vote.sync.any.pred %p3, %p2, -1;
+    selp.u32 %r6, 1, 0, %p3;
+""" + STORE.format(value="%r6")
+    ref = HEAD + GUARD.format(bound="%r1") + """    setp.gt.s32 %p2, %r1, 31;
+    setp.lt.s32 %p3, %r5, 32;
+    and.pred %p2, %p2, %p3;
+    selp.u32 %r6, 1, 0, %p2;
+""" + STORE.format(value="%r6")
+    v = verify(load_spec(_spec(tmp_path, ref, cand)), shapes="symbolic", timeout_s=30)
+    assert v.kind == EQUIVALENT, v.reasons
