@@ -236,6 +236,17 @@ def test_mentions_from_collects_what_is_reachable():
     assert all(isinstance(r, Reg) for regs in ahead for r in regs)
 
 
+def test_mentions_from_refuses_sass():
+    # SASS reads register pairs (R2 names R2:R3) implicitly: every merge is kept
+    from semantics.ir.types import TYPES
+    from semantics.machine.reads_ahead import mentions_from
+    from semantics.sass.machine import prepare_sass
+    from semantics.sass.parser import parse_sass_file
+    sass = parse_sass_file(K / "vector_add/vector_add.sm_90.sass")
+    k = prepare_sass(sass, "vector_add", [TYPES["u64"]] * 3 + [TYPES["s32"]])
+    assert mentions_from(k.cfg, k.instrs) is None
+
+
 def _branchy(value_then: str, after: str = "") -> str:
     """r6 = 7; if (tid < n / 2) r6 = value_then; (after); if (tid < n) out[tid] = r6"""
     return HEAD.replace(".reg .b32 %r<8>;", ".reg .b32 %r<12>;") + f"""
