@@ -44,9 +44,10 @@ def assignments(spec: PairSpec, fixed: dict[str, int], limit: int) -> tuple[list
     for _, dom in axes:
         total *= len(dom)
     if total > 50 * limit:
-        return [], (f"the claim covers {total} launch shapes ({' x '.join(f'{n}: {len(d)}' for n, d in axes)}); "
-                    f"keq enumerates at most {limit} (fix scalars with --set, or raise "
-                    f"--max-shapes)")
+        dims = " x ".join(f"{n}: {len(d)}" for n, d in axes)
+        return [], (f"the claim covers {total} launch shapes ({dims}); keq enumerates at most "
+                    f"{limit} (fix scalars with --set, or enumerate them all with "
+                    f"--max-shapes {total}, in parallel with -j 0)")
     out = []
     for combo in itertools.product(*[d for _, d in axes]):
         env = dict(zip([n for n, _ in axes], combo))
@@ -54,7 +55,8 @@ def assignments(spec: PairSpec, fixed: dict[str, int], limit: int) -> tuple[list
             out.append(env)
     if len(out) > limit:
         return [], (f"the claim covers {len(out)} launch shapes; keq enumerates at most "
-                    f"{limit} (fix scalars with --set, or raise --max-shapes)")
+                    f"{limit} (fix scalars with --set, or enumerate them all with "
+                    f"--max-shapes {len(out)}, in parallel with -j 0)")
     return out, ""
 
 
