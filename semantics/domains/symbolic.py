@@ -15,6 +15,7 @@ import numpy as np
 import z3
 
 from semantics.domains.base import FP_FORMATS
+from semantics.domains import z3raw
 from semantics.domains.concrete import ConcreteDomain
 
 _RM = {"rn": z3.RNE, "rz": z3.RTZ, "rm": z3.RTN, "rp": z3.RTP, "rna": z3.RNA}
@@ -147,7 +148,7 @@ class SymbolicDomain:
         return self._map(lambda x, y: self.c.srem(x, y, w), z3.SRem, (w, w), a, b)
 
     def band(self, a, b, w):
-        return self._map(lambda x, y: self.c.band(x, y, w), lambda x, y: x & y, (w, w), a, b)
+        return self._map(lambda x, y: self.c.band(x, y, w), z3raw.BvAnd, (w, w), a, b)
 
     def bor(self, a, b, w):
         return self._map(lambda x, y: self.c.bor(x, y, w), lambda x, y: x | y, (w, w), a, b)
@@ -193,7 +194,7 @@ class SymbolicDomain:
                          (w_hi, w_lo), hi, lo)
 
     def eq(self, a, b, w):
-        return self._map(lambda x, y: self.c.eq(x, y, w), lambda x, y: x == y, (w, w), a, b)
+        return self._map(lambda x, y: self.c.eq(x, y, w), z3raw.Eq, (w, w), a, b)
 
     def ult(self, a, b, w):
         return self._map(lambda x, y: self.c.ult(x, y, w), z3.ULT, (w, w), a, b)
@@ -215,7 +216,7 @@ class SymbolicDomain:
             elif _is_concrete(ai) and _is_concrete(bi) and int(ai) == int(bi):
                 out.append(ai)
             else:
-                out.append(z3.If(ci, self._term(ai, w), self._term(bi, w)))
+                out.append(z3raw.If(ci, self._term(ai, w), self._term(bi, w)))
         return out
 
     # -- predicates --------------------------------------------------------------------------
@@ -227,7 +228,7 @@ class SymbolicDomain:
             elif _is_concrete(y):
                 out.append(x if y else False)
             else:
-                out.append(z3.And(x, y))
+                out.append(z3raw.And(x, y))
         return out
 
     def por(self, a, b):
@@ -238,14 +239,14 @@ class SymbolicDomain:
             elif _is_concrete(y):
                 out.append(True if y else x)
             else:
-                out.append(z3.Or(x, y))
+                out.append(z3raw.Or(x, y))
         return out
 
     def pxor(self, a, b):
         return self._map(lambda x, y: x ^ y, z3.Xor, (None, None), a, b)
 
     def pnot(self, a):
-        return [(not x) if _is_concrete(x) else z3.Not(x) for x in a]
+        return [(not x) if _is_concrete(x) else z3raw.Not(x) for x in a]
 
     def pite(self, c, a, b):
         out = []
@@ -253,7 +254,7 @@ class SymbolicDomain:
             if _is_concrete(ci):
                 out.append(ai if ci else bi)
             else:
-                out.append(z3.If(ci, self._term(ai, None), self._term(bi, None)))
+                out.append(z3raw.If(ci, self._term(ai, None), self._term(bi, None)))
         return out
 
     def bool_to_bv(self, p, w):

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import z3
 
+from semantics.domains import z3raw
 from semantics.domains.symbolic import SymbolicDomain
 from semantics.errors import UnsupportedError
 from semantics.machine.concrete_port import ConcretePort
@@ -152,7 +153,7 @@ def _and(m, e):
         return e if bool(m) else False
     if _concrete(e):
         return m if bool(e) else False
-    return z3.And(m, e)
+    return z3raw.And(m, e)
 
 
 class SymbolicPort:
@@ -360,7 +361,7 @@ class SymbolicPort:
             last = words[places[-1][0]]
             chain = last
             for k, _, _, _ in reversed(places[:-1]):
-                chain = z3.If(off == z3.BitVecVal(k, off.size()), words[k], chain)
+                chain = z3raw.If(off == z3.BitVecVal(k, off.size()), words[k], chain)
             if len(places) > 1:
                 self.chains[chain.get_id()] = (chain, off, words, last)
             out[lane] = chain
@@ -393,7 +394,7 @@ class SymbolicPort:
                 v = _term(_assuming(value[lane], ck,
                                     ((off, z3.BitVecVal(k, off.size())),) + picked), w)
                 self._write(arr_k, f, nbytes,
-                            z3.If(ck, v, _term(self._read(arr_k, f, nbytes), w)))
+                            z3raw.If(ck, v, _term(self._read(arr_k, f, nbytes), w)))
 
     def _chains_in(self, value, off, budget: int = 256) -> list:
         """The load chains through offset `off` inside `value`, found without descending
