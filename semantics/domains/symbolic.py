@@ -23,7 +23,7 @@ _RM = {"rn": z3.RNE, "rz": z3.RTZ, "rm": z3.RTN, "rp": z3.RTP, "rna": z3.RNA}
 
 def fp_sort(fmt: str) -> z3.FPSortRef:
     e, s = FP_FORMATS[fmt]
-    return z3.FPSort(e, s)
+    return z3raw.fp_sort(e, s)
 
 
 def _is_concrete(x) -> bool:
@@ -263,36 +263,38 @@ class SymbolicDomain:
 
     # -- floating point ----------------------------------------------------------------------
     def _fp(self, fmt, x):
-        return z3.fpBVToFP(x, fp_sort(fmt))
+        return z3raw.FromBits(x, fp_sort(fmt))
 
     def _fp_op(self, fmt, nargs, cfn, zfn):
         w = sum(FP_FORMATS[fmt])
-        return lambda *vecs: self._map(cfn, lambda *xs: z3.fpToIEEEBV(zfn(*[self._fp(fmt, x) for x in xs])),
-                                       (w,) * nargs, *vecs)
+        def lane(*xs):
+            return z3raw.ToBits(zfn(*[self._fp(fmt, x) for x in xs]))
+        return lambda *vecs: self._map(cfn, lane, (w,) * nargs, *vecs)
 
     def fadd(self, fmt, rm, a, b):
         return self._fp_op(fmt, 2, lambda x, y: self.c.fadd(fmt, rm, x, y),
-                           lambda x, y: z3.fpAdd(_RM[rm](), *_commuted(x, y)))(a, b)
+                           lambda x, y: z3raw.FpAdd(z3raw.rounding(rm), *_commuted(x, y)))(a, b)
 
     def fsub(self, fmt, rm, a, b):
         return self._fp_op(fmt, 2, lambda x, y: self.c.fsub(fmt, rm, x, y),
-                           lambda x, y: z3.fpSub(_RM[rm](), x, y))(a, b)
+                           lambda x, y: z3raw.FpSub(z3raw.rounding(rm), x, y))(a, b)
 
     def fmul(self, fmt, rm, a, b):
         return self._fp_op(fmt, 2, lambda x, y: self.c.fmul(fmt, rm, x, y),
-                           lambda x, y: z3.fpMul(_RM[rm](), *_commuted(x, y)))(a, b)
+                           lambda x, y: z3raw.FpMul(z3raw.rounding(rm), *_commuted(x, y)))(a, b)
 
     def fdiv(self, fmt, rm, a, b):
         return self._fp_op(fmt, 2, lambda x, y: self.c.fdiv(fmt, rm, x, y),
-                           lambda x, y: z3.fpDiv(_RM[rm](), x, y))(a, b)
+                           lambda x, y: z3raw.FpDiv(z3raw.rounding(rm), x, y))(a, b)
 
     def ffma(self, fmt, rm, a, b, c):
         return self._fp_op(fmt, 3, lambda x, y, z: self.c.ffma(fmt, rm, x, y, z),
-                           lambda x, y, z: z3.fpFMA(_RM[rm](), *_commuted(x, y), z))(a, b, c)
+                           lambda x, y, z: z3raw.FpFMA(z3raw.rounding(rm), *_commuted(x, y),
+                                                       z))(a, b, c)
 
     def fsqrt(self, fmt, rm, a):
         return self._fp_op(fmt, 1, lambda x: self.c.fsqrt(fmt, rm, x),
-                           lambda x: z3.fpSqrt(_RM[rm](), x))(a)
+                           lambda x: z3raw.FpSqrt(z3raw.rounding(rm), x))(a)
 
     def fround(self, fmt, rm, a):
         return self._fp_op(fmt, 1, lambda x: self.c.fround(fmt, rm, x),

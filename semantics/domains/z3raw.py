@@ -46,3 +46,60 @@ def Eq(a: z3.ExprRef, b: z3.ExprRef) -> z3.BoolRef:
 
 def BvAnd(a: z3.BitVecRef, b: z3.BitVecRef) -> z3.BitVecRef:
     return z3.BitVecRef(_C.Z3_mk_bvand(_CTX.ref(), a.as_ast(), b.as_ast()), _CTX)
+
+
+# -- floating point ------------------------------------------------------------------------------
+
+_ROUNDING = {"rn": z3.RNE, "rz": z3.RTZ, "rm": z3.RTN, "rp": z3.RTP, "rna": z3.RNA}
+_RM_TERMS: dict[str, z3.FPRMRef] = {}
+_FP_SORTS: dict[tuple[int, int], z3.FPSortRef] = {}
+
+
+def rounding(rm: str) -> z3.FPRMRef:
+    t = _RM_TERMS.get(rm)
+    if t is None:
+        t = _RM_TERMS[rm] = _ROUNDING[rm]()
+    return t
+
+
+def fp_sort(ebits: int, sbits: int) -> z3.FPSortRef:
+    s = _FP_SORTS.get((ebits, sbits))
+    if s is None:
+        s = _FP_SORTS[(ebits, sbits)] = z3.FPSort(ebits, sbits)
+    return s
+
+
+def FromBits(bits: z3.BitVecRef, sort: z3.FPSortRef) -> z3.FPRef:
+    return z3.FPRef(_C.Z3_mk_fpa_to_fp_bv(_CTX.ref(), bits.as_ast(), sort.ast), _CTX)
+
+
+def ToBits(x: z3.FPRef) -> z3.BitVecRef:
+    return z3.BitVecRef(_C.Z3_mk_fpa_to_ieee_bv(_CTX.ref(), x.as_ast()), _CTX)
+
+
+def _fp(ast) -> z3.FPRef:
+    return z3.FPRef(ast, _CTX)
+
+
+def FpAdd(rm, a, b) -> z3.FPRef:
+    return _fp(_C.Z3_mk_fpa_add(_CTX.ref(), rm.as_ast(), a.as_ast(), b.as_ast()))
+
+
+def FpSub(rm, a, b) -> z3.FPRef:
+    return _fp(_C.Z3_mk_fpa_sub(_CTX.ref(), rm.as_ast(), a.as_ast(), b.as_ast()))
+
+
+def FpMul(rm, a, b) -> z3.FPRef:
+    return _fp(_C.Z3_mk_fpa_mul(_CTX.ref(), rm.as_ast(), a.as_ast(), b.as_ast()))
+
+
+def FpDiv(rm, a, b) -> z3.FPRef:
+    return _fp(_C.Z3_mk_fpa_div(_CTX.ref(), rm.as_ast(), a.as_ast(), b.as_ast()))
+
+
+def FpFMA(rm, a, b, c) -> z3.FPRef:
+    return _fp(_C.Z3_mk_fpa_fma(_CTX.ref(), rm.as_ast(), a.as_ast(), b.as_ast(), c.as_ast()))
+
+
+def FpSqrt(rm, a) -> z3.FPRef:
+    return _fp(_C.Z3_mk_fpa_sqrt(_CTX.ref(), rm.as_ast(), a.as_ast()))

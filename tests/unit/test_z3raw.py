@@ -32,3 +32,24 @@ def test_a_sort_mismatch_still_raises():
         z3raw.If(z3.Bool("p"), a, w)
     with pytest.raises(z3.Z3Exception):
         z3raw.Eq(a, w)
+
+
+def test_floating_point_constructors_build_the_terms_z3_builds():
+    f32 = z3raw.fp_sort(8, 24)
+    assert f32 == z3.Float32()
+    a, b, c = (z3.BitVec(n, 32) for n in "abc")
+    x, y, z = (z3raw.FromBits(v, f32) for v in (a, b, c))
+    assert x.eq(z3.fpBVToFP(a, z3.Float32()))
+    rne, rtz = z3raw.rounding("rn"), z3raw.rounding("rz")
+    assert rne.eq(z3.RNE()) and rtz.eq(z3.RTZ())
+    pairs = [
+        (z3raw.FpAdd(rne, x, y), z3.fpAdd(z3.RNE(), x, y)),
+        (z3raw.FpSub(rtz, x, y), z3.fpSub(z3.RTZ(), x, y)),
+        (z3raw.FpMul(rne, x, y), z3.fpMul(z3.RNE(), x, y)),
+        (z3raw.FpDiv(rne, x, y), z3.fpDiv(z3.RNE(), x, y)),
+        (z3raw.FpFMA(rne, x, y, z), z3.fpFMA(z3.RNE(), x, y, z)),
+        (z3raw.FpSqrt(rne, x), z3.fpSqrt(z3.RNE(), x)),
+        (z3raw.ToBits(x), z3.fpToIEEEBV(x)),
+    ]
+    for got, want in pairs:
+        assert got.eq(want) and type(got) is type(want), (got, want)
