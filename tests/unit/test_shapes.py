@@ -313,14 +313,19 @@ def test_settle_decides_lane_conditions_over_the_allowed_shapes():
     assert got[0] is True and got[1] is False and got[2] is some and got[3:] == [True, False]
 
 
+def _one_element_wrong(ref: str, index: int, value: int) -> str:
+    """`ref` (which stores out[tid] = tid) but with out[index] = value."""
+    cand = ref.replace("    mul.wide.s32 %rd2, %r5, 4;",
+                       f"    mov.u32 %r6, %r5;\n    setp.eq.s32 %p2, %r5, {index};\n"
+                       f"    @%p2 mov.u32 %r6, {value};\n    mul.wide.s32 %rd2, %r5, 4;")
+    return cand.replace("st.global.u32 [%rd3], %r5;", "st.global.u32 [%rd3], %r6;")
+
+
 def test_random_testing_runs_before_outputs_are_split_by_shape(tmp_path):
     # every element but out[5] is the same term at every shape: comparing shape by shape
     # first would decide 63 elements before the one random inputs show at once
     ref = HEAD + GUARD.format(bound="%r1") + STORE.format(value="%r5")
-    cand = ref.replace("    mul.wide.s32 %rd2, %r5, 4;",
-                       "    mov.u32 %r6, %r5;\n    setp.eq.s32 %p2, %r5, 5;\n"
-                       "    @%p2 mov.u32 %r6, 7;\n    mul.wide.s32 %rd2, %r5, 4;")
-    cand = cand.replace("st.global.u32 [%rd3], %r5;", "st.global.u32 [%rd3], %r6;")
+    cand = _one_element_wrong(ref, 5, 7)
     # the same guard spelled differently: other terms, the same selection at every shape
     cand = cand.replace("setp.ge.s32 %p1, %r5, %r1;\n    @%p1 bra DONE;",
                         "setp.lt.s32 %p1, %r5, %r1;\n    @!%p1 bra DONE;")
@@ -357,11 +362,7 @@ def test_parallel_enumeration_gives_the_sequential_verdict(tmp_path):
 
 def test_parallel_enumeration_reports_the_first_failing_shape(tmp_path):
     ref = HEAD + GUARD.format(bound="%r1") + STORE.format(value="%r5")
-    # differs only from n = 4 on: out[3] is 0 instead of 3
-    cand = ref.replace("    mul.wide.s32 %rd2, %r5, 4;",
-                       "    mov.u32 %r6, %r5;\n    setp.eq.s32 %p2, %r5, 3;\n"
-                       "    @%p2 mov.u32 %r6, 0;\n    mul.wide.s32 %rd2, %r5, 4;")
-    cand = cand.replace("st.global.u32 [%rd3], %r5;", "st.global.u32 [%rd3], %r6;")
+    cand = _one_element_wrong(ref, 3, 0)     # differs only from n = 4 on
     spec = load_spec(_spec(tmp_path, ref, cand, n_range=(1, 6)))
     one = verify(spec, shapes="enumerate", timeout_s=30)
     two = verify(spec, shapes="enumerate", timeout_s=30, jobs=3)
