@@ -9,7 +9,9 @@ bound of an elementwise kernel and of the int32 reduction.
     python bench/verify.py --quick    # fewer pairs and sizes
 
 Baselines named in the same run: enumeration (`shapes="enumerate"`) vs one symbolic launch;
-z3 alone (`--solver z3`) vs the portfolio (z3, bitwuzla, cvc5 raced); and, for scaling, the
+z3 alone (`--solver z3`) vs the portfolio (z3, bitwuzla, cvc5 raced), end to end, in solver
+time, and in solver time on the obligations that contain floating-point terms ("FP s", read
+from the `--dump-smt` files); and, for scaling, the
 time per allowed shape at the smallest bound (linear growth means a constant time per shape).
 """
 
