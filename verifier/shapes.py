@@ -113,6 +113,9 @@ def plan(spec: PairSpec, fixed: dict[str, int]) -> ShapePlan:
                      {r: next(iter(b)) for r, b in blocks.items()}, lengths)
 
 
+_UNSEEN = object()
+
+
 class _Feasibility:
     """Is a lane condition possible / certain under the claim? Conditions about shape scalars
     alone are evaluated at every allowed shape (exact: the plan lists them all); others go to
@@ -226,8 +229,8 @@ class _Feasibility:
                 out.append(m)
                 continue
             key = m.get_id()
-            hit = memo.get(key, 0)
-            if hit == 0:
+            hit = memo.get(key, _UNSEEN)
+            if hit is _UNSEEN:
                 vals = self.at_shapes(m)
                 hit = None if vals is None else \
                     (True if vals.all() else False if not vals.any() else None)

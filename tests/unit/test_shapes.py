@@ -412,3 +412,21 @@ def test_vote_counts_only_lanes_that_take_part_at_each_shape(tmp_path):
 """ + STORE.format(value="%r6")
     v = verify(load_spec(_spec(tmp_path, ref, cand)), shapes="symbolic", timeout_s=30)
     assert v.kind == EQUIVALENT, v.reasons
+
+
+def test_random_testing_reports_no_difference_read_under_undefined_behaviour(tmp_path):
+    # thread n-1 shuffles from thread n, which skipped the shfl (and the mov before it):
+    # the emulator reads 0 there, unlike the reference, but silicon need not produce it
+    from verifier.counterexample import _test_for_difference
+    from verifier.verdict import _Ctx
+    ref = HEAD + GUARD.format(bound="%r1") + "    add.u32 %r6, %r5, 1;\n" + \
+        STORE.format(value="%r6")
+    cand = HEAD + GUARD.format(bound="%r1") + \
+        "    mov.u32 %r7, %r5;\n    shfl.sync.down.b32 %r6, %r7, 1, 31, -1;\n" + \
+        STORE.format(value="%r6")
+    spec = load_spec(_spec(tmp_path, ref, cand))
+    assert _test_for_difference(_Ctx(spec, 30, 64), {"n": 31}, 0, trials=4) is None
+    fine = HEAD + GUARD.format(bound="%r1") + "    add.u32 %r6, %r5, 2;\n" + \
+        STORE.format(value="%r6")
+    spec = load_spec(_spec(tmp_path, ref, fine))
+    assert _test_for_difference(_Ctx(spec, 30, 64), {"n": 31}, 0, trials=4) is not None
