@@ -42,8 +42,6 @@ class RacePair:
 
 
 class SymbolicRaceLog:
-    MAX_PAIRS_PER_BYTE = 64
-
     def __init__(self, threads_per_cta: int) -> None:
         self.t = threads_per_cta
         self.events: dict[tuple[str, int], list[_Access]] = {}
@@ -85,41 +83,50 @@ class SymbolicRaceLog:
 
     def pairs(self) -> list[RacePair]:
         """Conflicting pairs, one condition per pair of instructions (a disjunction over the
-        bytes and threads where they meet)."""
-        by_site: dict[tuple, tuple[str, list]] = {}
+        bytes and threads where they meet). Every conflicting pair is kept: dropping one whose
+        condition happens to be the only satisfiable one would hide a race, so the work is
+        bounded by skipping what cannot conflict (atomic-atomic, read-read) instead."""
+        names = {"r": "read", "w": "write", "a": "atomic"}
+        by_site: dict[tuple, tuple[str, dict]] = {}
         for (region, _), accs in self.events.items():
-            if len(accs) < 2 or all(a.kind == "r" for a in accs):
+            if len(accs) < 2:
                 continue
-            found = 0
-            for i, a in enumerate(accs):
-                if a.kind == "r":
+            writes = [a for a in accs if a.kind == "w"]
+            atomics = [a for a in accs if a.kind == "a"]
+            reads = [a for a in accs if a.kind == "r"]
+            candidates = [(a, b) for j, a in enumerate(writes)
+                          for b in writes[j + 1:] + atomics + reads]
+            candidates += [(a, b) for a in atomics for b in reads]
+            for a, b in candidates:
+                if not self._conflict(a, b):
                     continue
-                for b in accs:
-                    if b is a or (b.kind != "r" and id(b) < id(a)) or not self._conflict(a, b):
-                        continue
-                    site = (a.loc, b.loc, a.kind, b.kind)
-                    names = {"r": "read", "w": "write", "a": "atomic"}
-                    entry = by_site.get(site)
-                    if entry is None:
-                        what = (f"{names[a.kind]} by {a.lane_name} at {a.loc} and "
-                                f"{names[b.kind]} by {b.lane_name} at {b.loc} "
-                                f"({region.split(':')[0]} memory), with no barrier between them")
-                        entry = by_site[site] = (what, [])
-                    entry[1].append(_both(a.cond, b.cond))
-                    found += 1
-                    if found >= self.MAX_PAIRS_PER_BYTE:
-                        break
-                if found >= self.MAX_PAIRS_PER_BYTE:
-                    break
+                site = (a.loc, b.loc, a.kind, b.kind)
+                entry = by_site.get(site)
+                if entry is None:
+                    what = (f"{names[a.kind]} by {a.lane_name} at {a.loc} and "
+                            f"{names[b.kind]} by {b.lane_name} at {b.loc} "
+                            f"({region.split(':')[0]} memory), with no barrier between them")
+                    entry = by_site[site] = (what, {})
+                conds = entry[1]
+                if True in conds:
+                    continue                  # this site already races for certain
+                key = (_key(a.cond), _key(b.cond))
+                if key not in conds:
+                    both = _both(a.cond, b.cond)
+                    conds[True if both is True else key] = both
         out = []
         for what, conds in by_site.values():
-            if any(c is True for c in conds):
+            if True in conds:
                 out.append(RacePair(what, True))
                 continue
             # one condition per byte of a word: keep each distinct condition once
-            unique = list({c.get_id(): c for c in conds}.values())
+            unique = list({c.get_id(): c for c in conds.values()}.values())
             out.append(RacePair(what, z3.Or(unique) if len(unique) > 1 else unique[0]))
         return out
+
+
+def _key(c):
+    return True if c is True else c.get_id()
 
 
 def _both(a, b):

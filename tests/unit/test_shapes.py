@@ -430,3 +430,24 @@ def test_random_testing_reports_no_difference_read_under_undefined_behaviour(tmp
         STORE.format(value="%r6")
     spec = load_spec(_spec(tmp_path, ref, fine))
     assert _test_for_difference(_Ctx(spec, 30, 64), {"n": 31}, 0, trials=4) is not None
+
+
+def test_every_conflicting_pair_at_one_byte_is_kept():
+    """Many conflicting pairs at one byte: the race condition is their whole disjunction
+    (an earlier cap of 64 pairs per byte could drop the only satisfiable one)."""
+    import numpy as np
+    from semantics.machine.symbolic_races import SymbolicRaceLog
+    x = _Ctx()
+    lanes = 101
+    x.global_tid = np.arange(lanes)
+    x.cta_of_lane = np.zeros(lanes, dtype=int)
+    conds = [z3.Bool(f"c{i}") for i in range(lanes - 1)]
+    log = SymbolicRaceLog(128)
+    log.access(x, "shared", [0] * (lanes - 1), 4, list(range(lanes - 1)), "w", conds,
+               list(range(lanes - 1)))
+    log.access(x, "shared", [0], 4, [lanes - 1], "r", [True])
+    reads = [p for p in log.pairs() if " and read by" in p.what]
+    assert len(reads) == 1
+    s = z3.Solver()
+    s.add(reads[0].cond, *[z3.Not(c) for c in conds[:-1]])
+    assert s.check() == z3.sat                      # only the last writer races the read
