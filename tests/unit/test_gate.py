@@ -2,8 +2,9 @@
 tmp_path: the gate passes a fresh proof and catches each kind of tampering, naming the pair
 and the reason; `keq check` catches obligations that no longer match the kernels.
 
-The workspace (two identical-terms pairs and one pair with a solver obligation, at fixed small
-shapes) is proved once per session; each test tampers with its own copy.
+The workspace (two identical-terms pairs from the corpus and one pair with a solver obligation,
+tests/data/carry_save, at fixed small shapes) is proved once per session; each test tampers
+with its own copy.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ K = Path(__file__).resolve().parents[2] / "kernels"
 FILES = {
     "vector_add": ["lineinfo.toml", "vec4.toml", "vector_add.ptx", "vector_add.lineinfo.ptx",
                    "vector_add_vec4.ptx"],
-    "stencil": ["shared.toml", "stencil_naive.ptx", "stencil_shared.ptx"],
 }
+CARRY_SAVE = Path(__file__).resolve().parents[1] / "data" / "carry_save"
 MANIFEST = """\
 proofs = "proofs"
 specs = ["kernels/*/*.toml"]
@@ -43,10 +44,10 @@ spec = "kernels/vector_add/vec4.toml"
 set = { n = 8 }
 
 [[pair]]
-spec = "kernels/stencil/shared.toml"
-set = { n = 300 }
+spec = "kernels/bits/pair.toml"
+set = { n = 8 }
 """
-PAIRS = ("stencil/shared", "vector_add/lineinfo", "vector_add/vec4")
+PAIRS = ("bits/carry_save", "vector_add/lineinfo", "vector_add/vec4")
 
 
 @pytest.fixture(scope="session")
@@ -56,6 +57,7 @@ def proved(tmp_path_factory) -> Path:
         (ws / "kernels" / family).mkdir(parents=True)
         for n in names:
             shutil.copy(K / family / n, ws / "kernels" / family / n)
+    shutil.copytree(CARRY_SAVE, ws / "kernels" / "bits")
     (ws / "keq.toml").write_text(MANIFEST)
     assert main(["prove", "--manifest", str(ws / "keq.toml")]) == 0
     return ws
@@ -103,39 +105,39 @@ def test_fresh_proofs_pass_and_the_other_specs_are_listed(ws):
 
 
 def test_layout_and_evidence_of_the_written_certificates(proved):
-    st = json.loads(cert_file(proved, "stencil/shared").read_text())
+    cs = json.loads(cert_file(proved, "bits/carry_save").read_text())
     va = json.loads(cert_file(proved, "vector_add/vec4").read_text())
     assert va["obligations"] == [] and va["verdict"]["evidence"] == [fmt.IDENTICAL_TERMS]
     assert va["claim"]["fixed"] == {"n": 8} and va["pair"]["spec"]["path"] == \
         "kernels/vector_add/vec4.toml"
-    (ob,) = st["obligations"]
+    (ob,) = cs["obligations"]
     assert ob["answer"] == "unsat"
-    f = cert_file(proved, "stencil/shared").parent / ob["file"]
+    f = cert_file(proved, "bits/carry_save").parent / ob["file"]
     assert f.name == f"{ob['sha256']}.smt2.gz"
     assert "(check-sat)" in gzip.decompress(f.read_bytes()).decode()
 
 
 def test_comment_and_whitespace_edits_do_not_make_a_certificate_stale(ws):
-    ptx = ws / "kernels/stencil/stencil_shared.ptx"
+    ptx = ws / "kernels/bits/carry_save.ptx"
     ptx.write_text("// a new comment\n" + ptx.read_text().replace("\t", "    "))
-    spec = ws / "kernels/stencil/shared.toml"
+    spec = ws / "kernels/bits/pair.toml"
     spec.write_text("# reviewed\n" + spec.read_text())
     results, rep = gate(ws)
-    assert rep.ok, results["stencil/shared"].findings
+    assert rep.ok, results["bits/carry_save"].findings
 
 
 # -- tampering ----------------------------------------------------------------------------------
 
 def test_changed_kernel_is_stale(ws):
-    ptx = ws / "kernels/stencil/stencil_shared.ptx"
+    ptx = ws / "kernels/bits/carry_save.ptx"
     text = ptx.read_text()
-    assert "add.s32 \t%r23, %r22, %r21;" in text
-    ptx.write_text(text.replace("add.s32 \t%r23, %r22, %r21;", "sub.s32 \t%r23, %r22, %r21;"))
+    assert "add.s32 \t%r11, %r10, %r8;" in text
+    ptx.write_text(text.replace("add.s32 \t%r11, %r10, %r8;", "sub.s32 \t%r11, %r10, %r8;"))
     results, rep = gate(ws)
     assert not rep.ok
-    r = results["stencil/shared"]
+    r = results["bits/carry_save"]
     assert r.status == FAIL and codes(r) == ["stale"]
-    assert "candidate kernel kernels/stencil/stencil_shared.ptx changed" in r.findings[0].message
+    assert "candidate kernel kernels/bits/carry_save.ptx changed" in r.findings[0].message
     assert results["vector_add/vec4"].status == PASS
 
 
@@ -199,7 +201,7 @@ def test_inconclusive_verdict_fails_as_not_equivalent(ws, monkeypatch):
     r = results["vector_add/vec4"]
     assert codes(r) == ["not-equivalent"]
     assert r.findings[0].message == "certified verdict is inconclusive: too many launch shapes"
-    assert results["stencil/shared"].status == PASS
+    assert results["bits/carry_save"].status == PASS
 
 
 def test_fuzz_evidence_is_recorded_and_a_recorded_difference_fails(ws, capsys):
@@ -260,22 +262,22 @@ def test_malformed_certificates(ws):
 
 
 def test_changed_obligation_file_is_caught_by_gate_and_check(ws, capsys):
-    cert = json.loads(cert_file(ws, "stencil/shared").read_text())
-    f = cert_file(ws, "stencil/shared").parent / cert["obligations"][0]["file"]
+    cert = json.loads(cert_file(ws, "bits/carry_save").read_text())
+    f = cert_file(ws, "bits/carry_save").parent / cert["obligations"][0]["file"]
     text = gzip.decompress(f.read_bytes()).decode()
     text = text.replace("(check-sat)", "(assert false)\n(check-sat)")
     f.write_bytes(gzip.compress(text.encode()))
     results, _ = gate(ws)
-    r = results["stencil/shared"]
+    r = results["bits/carry_save"]
     assert codes(r) == ["edited"] and "does not hash to the certified" in r.findings[0].message
-    assert main(["check", "--root", str(ws), str(cert_file(ws, "stencil/shared"))]) == 1
+    assert main(["check", "--root", str(ws), str(cert_file(ws, "bits/carry_save"))]) == 1
     assert "does not hash to the certified" in capsys.readouterr().out
 
 
 def _forge_obligation(ws: Path, change_answer: str | None = None) -> None:
     """Replace the stored obligation by another valid text and make every hash consistent: only
     re-deriving the obligations from the kernels can tell."""
-    p = cert_file(ws, "stencil/shared")
+    p = cert_file(ws, "bits/carry_save")
     cert = json.loads(p.read_text())
     ob = cert["obligations"][0]
     old = p.parent / ob["file"]
@@ -298,18 +300,18 @@ def test_check_catches_obligations_that_no_longer_match_the_kernels(ws, capsys):
     _forge_obligation(ws)
     results, rep = gate(ws)
     assert rep.ok                         # every hash is consistent: the static gate passes
-    assert main(["check", "--root", str(ws), str(cert_file(ws, "stencil/shared"))]) == 1
+    assert main(["check", "--root", str(ws), str(cert_file(ws, "bits/carry_save"))]) == 1
     out = capsys.readouterr().out
     assert "recheck: the obligations derived from the kernels now differ from the certified " \
            "ones (1 new, 1 certified but not derived" in out
     results, rep = gate(ws, do_recheck=True)
-    assert codes(results["stencil/shared"]) == ["recheck"]
+    assert codes(results["bits/carry_save"]) == ["recheck"]
 
 
 def test_check_catches_a_forged_answer_by_re_solving(ws, capsys):
     _forge_obligation(ws, change_answer="sat")
     assert main(["check", "--root", str(ws), "--json",
-                 str(cert_file(ws, "stencil/shared"))]) == 1
+                 str(cert_file(ws, "bits/carry_save"))]) == 1
     res = json.loads(capsys.readouterr().out)["results"][0]
     assert [f["code"] for f in res["findings"]] == ["recheck"]
     msg = res["findings"][0]["message"]
@@ -325,7 +327,7 @@ def test_check_confirms_fresh_certificates_with_another_solver(ws, capsys):
     assert main(["check", "--root", str(ws), "--json", *certs]) == 0
     out = json.loads(capsys.readouterr().out)
     by = {r["pair"]: r for r in out["results"]}
-    (r,) = by["stencil/shared"]["resolved"]
+    (r,) = by["bits/carry_save"]["resolved"]
     assert r["independent"] and r["answer"] == "unsat" and r["solver"] != r["recorded"]
     assert by["vector_add/vec4"]["resolved"] == []
     assert any("identical output terms re-derived" in n for n in by["vector_add/vec4"]["notes"])
@@ -369,7 +371,7 @@ def test_signatures(ws, tmp_path, capsys):
     assert results["vector_add/vec4"].findings[0].message.startswith("bad signature")
     assert codes(results["vector_add/lineinfo"]) == ["signature"]
     assert "untrusted key" in results["vector_add/lineinfo"].findings[0].message
-    assert results["stencil/shared"].status == PASS
+    assert results["bits/carry_save"].status == PASS
     assert main(["gate", "--manifest", m, "--trusted-keys", str(keys)]) == 1
 
 

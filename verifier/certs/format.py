@@ -26,7 +26,7 @@ SCHEMA_VERSION = 1
 FORMAT = "keq-certificate"
 
 # How the evidence of an Equivalent verdict can be re-derived (keq check says which it did).
-IDENTICAL_TERMS = "identical output terms: no solver needed"
+IDENTICAL_TERMS = "identical output terms (after z3's simplifier): no solver needed"
 REAL_CHECK = ("mode real: the real-arithmetic obligations are z3's dialect (reals); keq check "
               "re-solves them with z3, not independently")
 EVALUATED = ("launch-shape conditions decided by evaluation at every allowed shape (exact, "
