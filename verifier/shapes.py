@@ -40,11 +40,13 @@ from semantics.machine import MemoryFault
 from semantics.machine.executor import ExecutionError, UnrollLimit
 from semantics.machine.symbolic_port import LaunchShape
 from semantics.machine.symbolic_run import SymbolicLaunch, run_symbolic
+from verifier.address_values import offset_values
 from verifier.claim import _launch_scalars, _symbolic_inputs
 from verifier.counterexample import (_concrete_inputs, _domain, _inconclusive, model_inputs,
                                      replay_race)
 from verifier.emulate import prepare_side, run_side
-from verifier.outputs import _outputs, _same, compare_outputs, random_testing
+from verifier.guarded_sums import same_sums
+from verifier.outputs import _outputs, _same, _value, compare_outputs, random_testing
 from verifier.real_mode import NotReal, RealTranslator
 from verifier.solvers import Obligation, solve
 from verifier.spec import PairSpec, type_bits
@@ -113,6 +115,17 @@ def plan(spec: PairSpec, fixed: dict[str, int]) -> ShapePlan:
                      {r: next(iter(b)) for r, b in blocks.items()}, lengths)
 
 
+def plan_at(spec: PairSpec, env: dict[str, int]) -> ShapePlan:
+    """A plan of the one launch shape `env` fixes: the symbolic launch's machinery (every
+    access logged with its condition, addresses that depend on input data split by value)
+    at a single shape, for what the per-shape check cannot decide on its own."""
+    grids, blocks = {}, {}
+    for role in ("reference", "candidate"):
+        grid, block = spec.side(role).launch(env)
+        grids[role], blocks[role] = tuple(grid), tuple(block)
+    return ShapePlan((), ({},), grids, blocks, {p.name: p.length_of(env) for p in spec.buffers})
+
+
 _UNSEEN = object()
 
 
@@ -139,46 +152,79 @@ class _Feasibility:
         self.only_memo: dict[int, bool] = {}
         self.eval_memo: dict[int, np.ndarray] = {}
         self.settle_memo: dict[int, bool | None] = {}
+        self.sums_memo: dict[int, np.ndarray | None] = {}
+        self.ctx_ref = z3.main_ctx().ref()
         self.pinned: list = []
 
     MEMO_LIMIT = 200_000
 
+    def shape_only_ast(self, x) -> bool:
+        """`shape_only` of a raw AST that something else keeps alive (a subterm of a term
+        being walked), without building its Python wrapper when the memo knows it."""
+        hit = self.only_memo.get(z3.z3core.Z3_get_ast_id(self.ctx_ref, x))
+        if hit is not None:
+            return hit
+        return self.shape_only(z3.z3._to_expr_ref(x, z3.main_ctx()))
+
     def shape_only(self, t) -> bool:
-        """Does `t` mention no constant but the shape scalars? A memoized DAG walk on raw z3
-        ASTs (no Python wrapper per node: this walk runs over every condition)."""
+        """Does `t` mention no constant but the shape scalars? A memoized depth-first walk on
+        raw z3 ASTs (no Python wrapper per node: this walk runs over every condition) that
+        stops at the first other constant: every term on the path to it mentions it too, so
+        a mask over a large data-dependent count is answered after a few nodes."""
         memo = self.only_memo
+        key = t.get_id()
+        hit = memo.get(key)
+        if hit is not None:
+            return hit
+        self.pinned.append(t)           # keeps every subterm (and so every memo key) alive
         ctx = t.ctx_ref()
         C = z3.z3core
-        stack = [t.as_ast()]
-        self.pinned.append(t)           # keeps every subterm (and so every memo key) alive
-        while stack:
-            x = stack[-1]
-            key = C.Z3_get_ast_id(ctx, x)
-            if key in memo:
-                stack.pop()
-                continue
+        names = self.names
+
+        def kids(x) -> list:
+            app = C.Z3_to_app(ctx, x)
+            return [C.Z3_get_app_arg(ctx, app, j)
+                    for j in range(C.Z3_get_app_num_args(ctx, app))]
+
+        def leaf(x) -> bool | None:
+            """A leaf's answer; None for an application with arguments."""
             kind = C.Z3_get_ast_kind(ctx, x)
             if kind != z3.Z3_APP_AST:
-                memo[key] = kind == z3.Z3_NUMERAL_AST
-                stack.pop()
-                continue
+                return kind == z3.Z3_NUMERAL_AST
             app = C.Z3_to_app(ctx, x)
-            nargs = C.Z3_get_app_num_args(ctx, app)
-            if nargs == 0:
-                d = C.Z3_get_app_decl(ctx, app)
-                memo[key] = (C.Z3_get_decl_kind(ctx, d) != z3.Z3_OP_UNINTERPRETED or
-                             C.Z3_get_symbol_string(ctx, C.Z3_get_decl_name(ctx, d))
-                             in self.names)
-                stack.pop()
+            if C.Z3_get_app_num_args(ctx, app):
+                return None
+            d = C.Z3_get_app_decl(ctx, app)
+            return (C.Z3_get_decl_kind(ctx, d) != z3.Z3_OP_UNINTERPRETED or
+                    C.Z3_get_symbol_string(ctx, C.Z3_get_decl_name(ctx, d)) in names)
+
+        root = t.as_ast()
+        v = leaf(root)
+        if v is not None:
+            memo[key] = v
+            return v
+        path = [[key, kids(root), 0]]
+        while path:
+            top = path[-1]
+            if top[2] == len(top[1]):
+                memo[top[0]] = True
+                path.pop()
                 continue
-            kids = [C.Z3_get_app_arg(ctx, app, j) for j in range(nargs)]
-            pending = [k for k in kids if C.Z3_get_ast_id(ctx, k) not in memo]
-            if pending:
-                stack.extend(pending)
-                continue
-            memo[key] = all(memo[C.Z3_get_ast_id(ctx, k)] for k in kids)
-            stack.pop()
-        return memo[t.get_id()]
+            x = top[1][top[2]]
+            top[2] += 1
+            xkey = C.Z3_get_ast_id(ctx, x)
+            v = memo.get(xkey)
+            if v is None:
+                v = leaf(x)
+                if v is None:
+                    path.append([xkey, kids(x), 0])
+                    continue
+                memo[xkey] = v
+            if not v:
+                for node in path:        # each mentions x, so each mentions that constant
+                    memo[node[0]] = False
+                return False
+        return memo[key]
 
     def at_shapes(self, t) -> np.ndarray | None:
         """`t` at every shape, or None when it depends on more than the shape scalars."""
@@ -222,6 +268,8 @@ class _Feasibility:
     def settle(self, mask):
         """Each lane condition that mentions only shape scalars and holds at every allowed
         shape becomes True, at none False (exact: the claim is those shapes); others stay."""
+        if not self.names:
+            return mask           # one fixed shape: nothing is about shapes alone
         out = []
         memo = self.settle_memo
         for m in mask:
@@ -317,6 +365,15 @@ class _Feasibility:
             return False
         return bool((la[where] == lb[where]).all())
 
+    def same_sums(self, a, b, live) -> bool:
+        """Do `a` and `b` add the same guarded terms at every shape where the element exists?
+        (`verifier.guarded_sums`: exact, no solver.)"""
+        where = np.ones(self.count, bool) if live is True else self.at_shapes(live)
+        if where is None:
+            return False
+        return same_sums(a, b, where, self.at_shapes, self.count, self.sums_memo,
+                         self.shape_only_ast)
+
     def specialize(self, a, b, live) -> list | None:
         """Split the element by the values of the shape-only selections inside its terms:
         for each combination that occurs at an allowed shape where the element exists, both
@@ -359,13 +416,14 @@ class _Feasibility:
 
     def resolve(self, off, cond) -> set[int] | None:
         """The values a symbolic address offset takes where `cond` may hold, over every
-        allowed shape; None when it depends on more than the shape scalars (input data) or
-        takes more than RESOLVE_LIMIT values."""
+        allowed shape (and every value of the few input bits it may mention, see
+        `verifier.address_values`); None when it depends on too many input bits or takes more
+        than RESOLVE_LIMIT values."""
         if not self.possible(cond):
             return set()
         vals = self.at_shapes(off)
         if vals is None:
-            return None
+            return offset_values(off, cond, self.points, self.count, RESOLVE_LIMIT)
         keep = None if isinstance(cond, (bool, np.bool_)) else self.at_shapes(cond)
         if keep is not None:
             vals = vals[keep]
@@ -390,15 +448,6 @@ def _equal_terms(a, b) -> bool:
     if isinstance(a, int) or isinstance(b, int):
         return isinstance(a, int) and isinstance(b, int) and a == b
     return a.eq(b)
-
-
-def _value(t):
-    """A simplified term as an int when it is a constant (the output comparison's form)."""
-    if isinstance(t, np.integer):
-        return int(t)
-    if z3.is_expr(t) and z3.is_bv_value(t):
-        return t.as_long()
-    return t
 
 
 def _widen(v, p) -> Any:
@@ -569,7 +618,10 @@ def check_shapes(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int) -> 
             live = _lt(i, length)
             if live is False or _same(a, b):
                 continue
-            if feas.same_everywhere(a, b, live):
+            if not feas.names:                # one fixed shape: no selection by shape
+                diffs.append((p, i, a, b, live))
+                continue
+            if feas.same_everywhere(a, b, live) or feas.same_sums(a, b, live):
                 by_shape += 1
                 continue
             if spec.mode == "real" and p.is_float:
@@ -668,4 +720,4 @@ def _subst(model: dict, variables: dict) -> list:
             for name, (_, _, var) in variables.items() if name in model]
 
 
-__all__ = ["ShapeFallback", "ShapePlan", "check_shapes", "plan"]
+__all__ = ["ShapeFallback", "ShapePlan", "check_shapes", "plan", "plan_at"]

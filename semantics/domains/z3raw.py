@@ -48,6 +48,10 @@ def BvAnd(a: z3.BitVecRef, b: z3.BitVecRef) -> z3.BitVecRef:
     return z3.BitVecRef(_C.Z3_mk_bvand(_CTX.ref(), a.as_ast(), b.as_ast()), _CTX)
 
 
+def BvAdd(a: z3.BitVecRef, b: z3.BitVecRef) -> z3.BitVecRef:
+    return z3.BitVecRef(_C.Z3_mk_bvadd(_CTX.ref(), a.as_ast(), b.as_ast()), _CTX)
+
+
 # -- floating point ------------------------------------------------------------------------------
 
 _ROUNDING = {"rn": z3.RNE, "rz": z3.RTZ, "rm": z3.RTN, "rp": z3.RTP, "rna": z3.RNA}

@@ -117,8 +117,11 @@ class ConcreteMemory:
         raise KeyError(name)
 
     # -- address resolution ----------------------------------------------------------------
-    def locate(self, space: str, addr: np.ndarray, nbytes: int, mask: np.ndarray):
-        """-> (flat array, flat offsets, init-tracking array or None, bad lanes, reason)."""
+    def locate(self, space: str, addr: np.ndarray, nbytes: int, mask: np.ndarray,
+               lanes: np.ndarray | None = None):
+        """-> (flat array, flat offsets, init-tracking array or None, bad lanes, reason).
+        `lanes`: the lane of each address (default: address i is lane i); it picks the CTA's
+        shared memory and the lane's local memory."""
         addr = addr.astype(np.uint64)
         if space == "generic":
             in_shared = (addr >= SHARED_WINDOW) & (addr < SHARED_WINDOW + WINDOW_SIZE)
@@ -146,14 +149,16 @@ class ConcreteMemory:
             size = self.shared.shape[1]
             ok = addr + np.uint64(nbytes) <= np.uint64(size)
             bad = mask & ~ok
-            flat = np.where(mask & ok, self.cta_of_lane * size + addr.astype(np.int64), 0)
+            cta = self.cta_of_lane if lanes is None else self.cta_of_lane[lanes]
+            flat = np.where(mask & ok, cta * size + addr.astype(np.int64), 0)
             return self.shared.reshape(-1), flat, self.shared_init.reshape(-1), bad, \
                 f"out of bounds of shared memory ({size} bytes)"
         if space == "local":
             size = self.local.shape[1]
             ok = addr + np.uint64(nbytes) <= np.uint64(size)
             bad = mask & ~ok
-            lanes = np.arange(addr.size, dtype=np.int64)
+            if lanes is None:
+                lanes = np.arange(addr.size, dtype=np.int64)
             flat = np.where(mask & ok, lanes * size + addr.astype(np.int64), 0)
             return self.local.reshape(-1), flat, None, bad, \
                 f"out of bounds of local memory ({size} bytes)"

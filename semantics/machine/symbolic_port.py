@@ -72,6 +72,18 @@ class ShapeObligation:
                       for conds, end in self.reaches])
 
 
+@dataclass(frozen=True)
+class _SplitLane:
+    """One lane's access at a symbolic offset, split by the offset's values: `places` are
+    (k, region array, flat offset, condition `cond and tests[k]`, init map or None)."""
+
+    lane: int
+    off: Any
+    cond: Any                      # the lane's own condition (True or a z3 Bool)
+    places: list
+    tests: dict                    # k -> the test `off == k` (as the resolver stated it)
+
+
 def _region(arr: np.ndarray) -> int:
     """A stable key for a memory region: `locate` may hand out a fresh view of the same
     array (shared memory is reshaped per call), so key by the array that owns the bytes."""
@@ -147,6 +159,58 @@ def _assuming(value, mask, extra: tuple = ()):
     return t.as_long() if z3.is_bv_value(t) else t
 
 
+def _unless_zero(m, d):
+    """`m` less its conjuncts `d != 0`: an increment by `d` under `m and d != 0` is the
+    increment by `d` under `m` (adding zero changes nothing), the common `if (count)
+    atomicAdd(p, count)`. True when nothing else is left."""
+    def is_nonzero(lit) -> bool:
+        if z3.is_not(lit) and z3.is_eq(lit.arg(0)):
+            a, b = lit.arg(0).arg(0), lit.arg(0).arg(1)
+        elif z3.is_app_of(lit, z3.Z3_OP_DISTINCT) and lit.num_args() == 2:
+            a, b = lit.arg(0), lit.arg(1)
+        else:
+            return False
+        return (a.eq(d) and _is_zero(b)) or (b.eq(d) and _is_zero(a))
+
+    lits = _conjuncts(m)
+    keep = [lit for lit in lits if not is_nonzero(lit)]
+    if len(keep) == len(lits):
+        return m
+    return True if not keep else keep[0] if len(keep) == 1 else z3.And(keep)
+
+
+_ZEROS: dict[int, Any] = {}
+
+
+def _zero(w: int):
+    z = _ZEROS.get(w)
+    if z is None:
+        z = _ZEROS[w] = z3.BitVecVal(0, w)
+    return z
+
+
+def _is_zero(t) -> bool:
+    return z3.is_bv_value(t) and t.as_long() == 0
+
+
+def _guarded(m, new, old, delta, w: int):
+    """The word after an update to `new` that happens where `m` holds. An update that adds a
+    term independent of the old word (`delta`: atomic add, sub) is kept as `old + If(m,
+    delta, 0)`: the same value as If(m, new, old), but successive increments of one word
+    stay one flat sum, which z3 orders canonically, so two kernels that add the same terms
+    in another order build the same term and need no solver."""
+    if _concrete(m):
+        if not m:
+            return old
+        return new if new is not None else _term(old, w) + delta
+    if delta is None:
+        return z3raw.If(m, _term(new, w), _term(old, w))
+    m = _unless_zero(m, delta)
+    if _concrete(m):
+        return _term(old, w) + delta
+    return _term(old, w) + z3raw.If(m, delta, z3.BitVecVal(0, w))
+
+
 def _and(m, e):
     """Conjunction that keeps concrete operands concrete."""
     if _concrete(m):
@@ -157,7 +221,8 @@ def _and(m, e):
 
 
 class SymbolicPort:
-    RESOLVE_BUDGET = 8192      # values of symbolic addresses, summed over one access's lanes
+    RESOLVE_BUDGET = 1 << 18   # values of symbolic addresses, summed over one access's lanes
+    DATA_SHARE = 32            # a value over launch shapes counts this much (8192 at most)
     def __init__(self, mem: ConcreteMemory, *, races: SymbolicRaceLog | None = None) -> None:
         self.mem = mem
         self.checker = ConcretePort(mem, track_uninitialized=False)
@@ -236,9 +301,12 @@ class SymbolicPort:
     def _resolve(self, x, space, addr, nbytes, cond, lanes, align, kind) -> list:
         """Lanes whose address is a symbolic term: each becomes one access per value the
         address can take (`resolver`, from the verifier, lists them over every allowed
-        shape), under `cond and offset == k`. Returns [(lane, offset term, [(k, arr, flat,
-        condition)])]; the offset term is the address less its constant part, so a load and a
-        store indexed alike share it (see `_collapse`)."""
+        shape and the few input bits the address may depend on), under `cond and offset ==
+        k`. Returns [(lane, offset term, [(k, arr, flat, condition, init map or None)],
+        {k: the test `offset == k`})]; the offset term is the address less its constant part,
+        so a load and a store indexed alike share it (see `_chains_in`). The resolver may
+        restate each test on the one input the offset reads (`data[i] == 3` for `4 *
+        zext(data[i]) == 12`), so kernels that compute one index differently test alike."""
         if self.resolver is None:
             raise UnsupportedError(f"'{x.form.name}' uses a data-dependent (symbolic) address",
                                    x.ins.loc)
@@ -254,28 +322,50 @@ class SymbolicPort:
                 raise UnsupportedError(f"'{x.form.name}' uses an address that depends on input "
                                        f"data or takes too many values ({x.thread_name(lane)})",
                                        x.ins.loc)
-            budget -= len(values)
+            # Offsets over shape scalars (a set) that take thousands of values are the 2-D
+            # blow-up (`row * cols + col`), better refused early; offsets over a byte of
+            # input (a dict) take at most 256 per lane, and every lane may use them.
+            budget -= len(values) * (1 if isinstance(values, dict) else self.DATA_SHARE)
             if budget < 0:
-                raise UnsupportedError(f"'{x.form.name}' uses symbolic addresses that take more "
-                                       f"than {self.RESOLVE_BUDGET} values over its lanes",
+                raise UnsupportedError(f"'{x.form.name}' uses symbolic addresses that take too "
+                                       f"many values over its lanes (at most "
+                                       f"{self.RESOLVE_BUDGET // self.DATA_SHARE} over launch "
+                                       f"shapes, {self.RESOLVE_BUDGET} over input data)",
                                        x.ins.loc)
-            places = []
-            for k in sorted(values):
-                where = (base + k) & 0xFFFFFFFFFFFFFFFF
-                ck = z3.And(_bool(c), off == z3.BitVecVal(k, off.size()))
-                a1 = np.array([where], dtype=np.uint64)
-                arr, flat, _, bad, _ = self.mem.locate(space, a1, nbytes, np.array([True]))
-                if (bad is not None and bad.any()) or where % (align or nbytes):
-                    self.obligations.append(ShapeObligation(
-                        "invalid address", f"'{x.form.name}' may access no buffer or a "
-                        f"misaligned address {where:#x} ({x.thread_name(lane)})", x.ins.loc, ck))
-                    continue
-                if self.limits and arr is self.mem.g:
-                    self._bounds(x, a1, nbytes, np.array([True]), [ck])
-                if self.races is not None:
-                    self.races.access(x, self._region(arr), flat, nbytes, [lane], kind, [ck])
-                places.append((k, arr, int(flat[0]), ck))
-            out.append((lane, off, places))
+            ks = sorted(values)
+            if not ks:
+                out.append(_SplitLane(lane, off, c, [], {}))
+                continue
+            where = np.array([(base + k) & 0xFFFFFFFFFFFFFFFF for k in ks], dtype=np.uint64)
+            every = np.ones(len(ks), dtype=bool)
+            # The lane's own CTA (shared) and lane (local): `lanes` maps each value to it.
+            arr, flat, init, bad, _ = self.mem.locate(space, where, nbytes, every,
+                                                      np.full(len(ks), lane, dtype=np.int64))
+            bad = np.zeros(len(ks), bool) if bad is None else bad.copy()
+            bad |= where % np.uint64(align or nbytes) != 0
+            tests = {k: (values.get(k) if isinstance(values, dict) else None)
+                     for k in ks}
+            tests = {k: t if t is not None else off == z3.BitVecVal(k, off.size())
+                     for k, t in tests.items()}
+            conds = [tests[k] if _concrete(c) else z3raw.And(c, tests[k]) for k in ks]
+            for j in np.nonzero(bad)[0].tolist():
+                self.obligations.append(ShapeObligation(
+                    "invalid address", f"'{x.form.name}' may access no buffer or a "
+                    f"misaligned address {int(where[j]):#x} ({x.thread_name(lane)})",
+                    x.ins.loc, conds[j]))
+            good = np.nonzero(~bad)[0]
+            if arr is None or not good.size:
+                out.append(_SplitLane(lane, off, c, [], {}))
+                continue
+            good_conds = [conds[j] for j in good.tolist()]
+            if self.limits and arr is self.mem.g:
+                self._bounds(x, where[good], nbytes, np.ones(good.size, bool), good_conds)
+            if self.races is not None:
+                self.races.access(x, self._region(arr), flat[good], nbytes,
+                                  [lane] * good.size, kind, good_conds)
+            tracked = init if init is not None and init is not self.mem.g_init else None
+            out.append(_SplitLane(lane, off, c, [(ks[j], arr, int(flat[j]), conds[j], tracked)
+                                                 for j in good.tolist()], tests))
         return out
 
     def _region(self, arr) -> str:
@@ -325,7 +415,8 @@ class SymbolicPort:
         if all(_concrete(p) for p in parts):
             return sum(int(p) << (8 * i) for i, p in enumerate(parts))
         terms = [p if not _concrete(p) else z3.BitVecVal(int(p), 8) for p in parts]
-        return z3.simplify(z3.Concat(*reversed(terms)))
+        # (one byte of a wider symbolic word is its Extract alone: Concat needs two)
+        return z3.simplify(z3.Concat(*reversed(terms)) if len(terms) > 1 else terms[0])
 
     def _write(self, arr, flat: int, nbytes: int, value) -> None:
         region = _region(arr)
@@ -353,19 +444,37 @@ class SymbolicPort:
                 x.effect("uninitialized", f"read of never-written shared memory by "
                                           f"{x.thread_name(lane)}")
             out[lane] = self._read(arr, f, nbytes)
-        for lane, off, places in self.symbolic_lanes:
-            if not places:
+        for s in self.symbolic_lanes:
+            if not s.places:
                 continue
             w = nbytes * 8
-            words = {k: _term(self._read(arr_k, f, nbytes), w) for k, arr_k, f, _ in places}
-            last = words[places[-1][0]]
-            chain = last
-            for k, _, _, _ in reversed(places[:-1]):
-                chain = z3raw.If(off == z3.BitVecVal(k, off.size()), words[k], chain)
-            if len(places) > 1:
-                self.chains[chain.get_id()] = (chain, off, words, last)
-            out[lane] = chain
+            self._check_initialized(x, s.places, nbytes, s.lane)
+            words = {k: _term(self._read(arr_k, f, nbytes), w)
+                     for k, arr_k, f, _, _ in s.places}
+            out[s.lane] = self._chain(s.off, s.tests, [k for k, *_ in s.places], words)
         return out
+
+    def _chain(self, off, tests: dict, ks: list[int], words: dict[int, Any]):
+        """The word at `off`: If(off == k0, word k0, If(off == k1, ...)) (each test as the
+        resolver stated it), the last word where no test holds (the resolver listed every
+        value `off` takes)."""
+        last = words[ks[-1]]
+        chain = last
+        for k in reversed(ks[:-1]):
+            chain = z3raw.If(tests[k], words[k], chain)
+        if len(ks) > 1:
+            self.chains[chain.get_id()] = (chain, off, words, last)
+        return chain
+
+    @staticmethod
+    def _check_initialized(x, places, nbytes: int, lane: int) -> None:
+        """A read of shared memory no store has certainly written (a store under a condition
+        does not count): the emulator's zeros are not what silicon holds."""
+        for _, _, f, _, init in places:
+            if init is not None and not init[f:f + nbytes].all():
+                x.effect("uninitialized", f"read of possibly never-written shared memory "
+                                          f"by {x.thread_name(lane)}")
+                return
 
     def store(self, x, space, addr, nbytes, value, mask, align=None):
         arr, flat, maybe, init, mask = self._places(x, space, addr, nbytes, mask, align, "w",
@@ -385,9 +494,10 @@ class SymbolicPort:
                 v = z3.If(m, v if not _concrete(v) else z3.BitVecVal(int(v), w),
                           old if not _concrete(old) else z3.BitVecVal(int(old), w))
             self._write(arr, f, nbytes, v)
-        for lane, off, places in self.symbolic_lanes:
+        for split in self.symbolic_lanes:
+            lane, off, places = split.lane, split.off, split.places
             chains = self._chains_in(value[lane], off)
-            for k, arr_k, f, ck in places:
+            for k, arr_k, f, ck, _ in places:
                 # One substitution for both: `value` where the lane runs and `off == k`
                 # (a load chain through the same offset is its word for `k`).
                 picked = tuple((c, words.get(k, last)) for c, words, last in chains)
@@ -419,22 +529,83 @@ class SymbolicPort:
         return found
 
     def atomic(self, x, space, addr, nbytes, update, mask):
+        """`update(domain, old, lanes) -> new` per lane, in lane order (a legal serialization;
+        the emulator's). A lane with a symbolic address updates each place it may reach under
+        that place's condition and gets back the old word of the place it reached."""
         arr, flat, maybe, init, mask = self._places(x, space, addr, nbytes, mask, None, "a")
-        if self.symbolic_lanes:
-            raise UnsupportedError(f"'{x.form.name}' is an atomic at a symbolic address",
-                                   x.ins.loc)
         out = [0] * len(addr)
         w = nbytes * 8
-        for lane in np.nonzero(maybe)[0].tolist():       # lane order: a legal serialization
-            f = int(flat[lane])
-            old = self._read(arr, f, nbytes)
-            new = update(SymbolicDomain(1), [old], [lane])[0]
-            m = mask[lane]
-            if not _concrete(m):
-                new = z3.If(m, SymbolicDomain._term(new, w), SymbolicDomain._term(old, w))
-            self._write(arr, f, nbytes, new)
-            out[lane] = old
+        split_of = {s.lane: s for s in self.symbolic_lanes}
+        for lane in sorted(set(np.nonzero(maybe)[0].tolist()) | set(split_of)):
+            if lane not in split_of:
+                f = int(flat[lane])
+                old = self._read(arr, f, nbytes)
+                self._track_atomic(x, init, f, nbytes, lane, mask[lane])
+                new = update(SymbolicDomain(1), [old], [lane])[0]
+                m = mask[lane]
+                delta = None if _concrete(m) else self._delta(update, lane, w)
+                self._write(arr, f, nbytes, _guarded(m, new, old, delta, w))
+                out[lane] = old
+                continue
+            split = split_of[lane]
+            if not split.places:
+                continue
+            self._check_initialized(x, split.places, nbytes, lane)
+            # Every place is the same update under its own test: the increment (when the
+            # update is one) and the lane's condition less `delta != 0` are found once.
+            delta = self._delta(update, lane, w)
+            c = split.cond if delta is None or _concrete(split.cond) else \
+                _unless_zero(split.cond, delta)
+            olds = {}
+            for k, arr_k, f, ck, _ in split.places:
+                old = _term(self._read(arr_k, f, nbytes), w)
+                if delta is None:
+                    new = update(SymbolicDomain(1), [old], [lane])[0]
+                    self._write(arr_k, f, nbytes, z3raw.If(ck, _term(new, w), old))
+                else:
+                    m = split.tests[k] if _concrete(c) else z3raw.And(c, split.tests[k])
+                    self._write(arr_k, f, nbytes,
+                                z3raw.BvAdd(old, z3raw.If(m, delta, _zero(w))))
+                olds[k] = old
+            out[lane] = self._chain(split.off, split.tests, [k for k, *_ in split.places],
+                                    olds)
         return out
+
+    @staticmethod
+    def _track_atomic(x, init, f: int, nbytes: int, lane: int, m) -> None:
+        if init is None:
+            return
+        if not init[f:f + nbytes].all():
+            x.effect("uninitialized", f"atomic on never-written shared memory by "
+                                      f"{x.thread_name(lane)}")
+        if _concrete(m) and m:
+            init[f:f + nbytes] = True
+
+    @staticmethod
+    def _delta(update, lane: int, w: int):
+        """`d` when `update(old) == old + d` for every old (d not mentioning old), else None:
+        found by applying the update to a fresh constant and simplifying the difference."""
+        probe = z3.BitVec(f"keq!atomic-old-{w}", w)
+        new = update(SymbolicDomain(1), [probe], [lane])[0]
+        if _concrete(new):
+            return None
+        if z3.is_app_of(new, z3.Z3_OP_BADD) and new.num_args() == 2:
+            # old + v as the add built it: v itself (the term a guard on v mentions)
+            for i in (0, 1):
+                if new.arg(i).eq(probe):
+                    d = new.arg(1 - i)
+                    return d
+        d = z3.simplify(new - probe)
+        stack, seen = [d], set()
+        while stack:
+            e = stack.pop()
+            if e.get_id() in seen:
+                continue
+            seen.add(e.get_id())
+            if e.eq(probe):
+                return None
+            stack.extend(e.children())
+        return d
 
     def preset(self, space: str, address: int, nbytes: int, value) -> None:
         """Place a (symbolic) word in memory before a run, e.g. a symbolic input element."""

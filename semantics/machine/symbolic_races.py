@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 import z3
 
+from semantics.errors import UnsupportedError
+
 
 @dataclass(frozen=True)
 class _Access:
@@ -42,6 +44,8 @@ class RacePair:
 
 
 class SymbolicRaceLog:
+    PAIR_LIMIT = 4_000_000      # pairs of accesses to one byte examined, over the whole log
+
     def __init__(self, threads_per_cta: int) -> None:
         self.t = threads_per_cta
         self.events: dict[tuple[str, int], list[_Access]] = {}
@@ -88,12 +92,18 @@ class SymbolicRaceLog:
         bounded by skipping what cannot conflict (atomic-atomic, read-read) instead."""
         names = {"r": "read", "w": "write", "a": "atomic"}
         by_site: dict[tuple, tuple[str, dict]] = {}
+        checked = 0
         for (region, _), accs in self.events.items():
             if len(accs) < 2:
                 continue
             writes = [a for a in accs if a.kind == "w"]
             atomics = [a for a in accs if a.kind == "a"]
             reads = [a for a in accs if a.kind == "r"]
+            checked += len(writes) * (len(accs) - 1) + len(atomics) * len(reads)
+            if checked > self.PAIR_LIMIT:
+                # Dropping pairs could hide a race; refusing is sound (Inconclusive, named).
+                raise UnsupportedError(f"more than {self.PAIR_LIMIT} pairs of accesses to "
+                                       f"check for races (e.g. {accs[0].loc})", accs[0].loc)
             candidates = [(a, b) for j, a in enumerate(writes)
                           for b in writes[j + 1:] + atomics + reads]
             candidates += [(a, b) for a in atomics for b in reads]

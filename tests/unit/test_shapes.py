@@ -451,3 +451,26 @@ def test_every_conflicting_pair_at_one_byte_is_kept():
     s = z3.Solver()
     s.add(reads[0].cond, *[z3.Not(c) for c in conds[:-1]])
     assert s.check() == z3.sat                      # only the last writer races the read
+
+
+SHARED_ROTATE = HEAD + """    .shared .align 4 .b32 sh[32];
+    mov.u64 %rd4, sh;
+    mul.wide.u32 %rd5, %r4, 4;
+    add.s64 %rd6, %rd4, %rd5;
+    st.shared.u32 [%rd6], %r2;
+    bar.sync 0;
+    add.s32 %r6, %r4, %r1;
+    and.b32 %r6, %r6, 31;
+    mul.wide.u32 %rd5, %r6, 4;
+    add.s64 %rd6, %rd4, %rd5;
+    ld.shared.u32 %r7, [%rd6];
+""" + GUARD.format(bound="%r1") + STORE.format(value="%r7")
+
+
+def test_a_symbolic_shared_address_reads_the_lanes_own_cta(tmp_path):
+    """Each CTA fills its shared memory with its CTA index and reads it back at a slot that
+    depends on n (a symbolic address): every lane must see its own CTA's copy."""
+    ref = HEAD + GUARD.format(bound="%r1") + STORE.format(value="%r2")
+    v = verify(load_spec(_spec(tmp_path, ref, SHARED_ROTATE)), timeout_s=30, shapes="symbolic")
+    assert v.kind == EQUIVALENT, v.reasons
+    assert "one symbolic maximal launch" in v.coverage

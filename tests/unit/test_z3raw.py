@@ -20,6 +20,7 @@ def test_each_constructor_builds_the_term_z3_builds():
         (z3raw.Not(p), z3.Not(p)),
         (z3raw.Eq(a, b), a == b),
         (z3raw.BvAnd(a, b), a & b),
+        (z3raw.BvAdd(a, b), a + b),
     ]
     for got, want in pairs:
         assert got.eq(want) and type(got) is type(want), (got, want)
@@ -32,6 +33,8 @@ def test_a_sort_mismatch_still_raises():
         z3raw.If(z3.Bool("p"), a, w)
     with pytest.raises(z3.Z3Exception):
         z3raw.Eq(a, w)
+    with pytest.raises(z3.Z3Exception):
+        z3raw.BvAdd(a, w)
 
 
 def test_floating_point_constructors_build_the_terms_z3_builds():

@@ -1,0 +1,154 @@
+"""Addresses that depend on input data (verifier/address_values.py), atomics at such addresses
+(SymbolicPort.atomic), increments kept as sums, and sums compared over launch shapes without a
+solver (verifier/guarded_sums.py). The histogram pairs in kernels/ are the golden cases; these
+are the pieces, and mutants that must be refuted."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import z3
+
+from semantics.machine.symbolic_port import _unless_zero
+from verifier.address_values import DATA_BITS, offset_values
+from verifier.equiv import NOT_EQUIVALENT, verify
+from verifier.emulate import run_side
+from verifier.guarded_sums import same_sums
+from verifier.spec import load_spec
+
+K = Path(__file__).resolve().parents[2] / "kernels"
+
+
+# -- the values of a data-dependent offset ------------------------------------------------------
+
+def test_a_byte_index_takes_256_values_each_tested_on_the_byte():
+    d = z3.BitVec("data[3]", 8)
+    off = z3.ZeroExt(56, d) * 4                       # a 64-bit byte offset into u32 bins
+    tests = offset_values(off, True, {}, 1, 4096)
+    assert sorted(tests) == [4 * v for v in range(256)]
+    assert tests[12].eq(d == 3)                       # restated on the byte, whatever the width
+    same = offset_values(z3.ZeroExt(24, d) * 4, True, {}, 1, 4096)   # a 32-bit one
+    assert same[12].eq(tests[12])
+
+
+def test_a_byte_of_a_wider_word_is_read_in_its_bits():
+    w = z3.BitVec("word[0]", 32)
+    tests = offset_values(z3.ZeroExt(24, z3.Extract(7, 0, w)) * 4, True, {}, 1, 4096)
+    assert len(tests) == 256 and tests[8].eq(z3.Extract(7, 0, w) == 2)
+
+
+def test_too_many_input_bits_or_values_are_refused():
+    w = z3.BitVec("word[0]", 32)
+    assert offset_values(w * 4, True, {}, 1, 1 << 20) is None        # 32 bits > DATA_BITS
+    assert DATA_BITS < 32
+    d = z3.BitVec("data[0]", 8)
+    assert offset_values(z3.ZeroExt(24, d), True, {}, 1, 100) is None   # 256 values > 100
+
+
+def test_an_offset_over_shapes_and_data_lists_every_combination():
+    n, d = z3.BitVec("n", 32), z3.BitVec("data[0]", 8)
+    off = n + z3.ZeroExt(24, d)
+    points = {"n": np.array([0, 1000], dtype=np.uint64)}
+    vals = offset_values(off, True, points, 2, 4096)
+    assert set(vals) == set(range(256)) | set(range(1000, 1256))
+    assert all(t is None for t in vals.values())       # tested as `off == k` by the caller
+    # a condition that reads the data is not used to filter (it may read unseen bits)
+    only = offset_values(off, z3.ULT(d, 2), points, 2, 4096)
+    assert set(only) == set(vals)
+    # a shape-only condition is
+    at_n0 = offset_values(off, n == 0, points, 2, 4096)
+    assert set(at_n0) == set(range(256))
+
+
+# -- increments ---------------------------------------------------------------------------------
+
+def test_a_nonzero_guard_on_the_increment_itself_is_dropped():
+    c, e = z3.BitVec("count", 32), z3.Bool("exists")
+    assert _unless_zero(z3.And(e, z3.Not(c == 0)), c).eq(e)
+    assert _unless_zero(z3.Not(c == 0), c) is True
+    other = z3.BitVec("other", 32)
+    m = z3.And(e, z3.Not(other == 0))
+    assert _unless_zero(m, c).eq(m)                    # a guard on something else stays
+
+
+def _sums():
+    """Per shape n in 0..3: `a` adds x_i for i < n one by one; `b` adds the x_i with i >= 2
+    as one block that exists only when n > 2, as a privatized histogram merges a block."""
+    n = z3.BitVec("n", 32)
+    xs = [z3.BitVec(f"x{i}", 32) for i in range(4)]
+    zero = z3.BitVecVal(0, 32)
+    live = [z3.ULT(z3.BitVecVal(i, 32), n) for i in range(4)]
+    a = z3.BitVec("init", 32)
+    for i in range(4):
+        a = a + z3.If(z3.And(live[i], xs[i] == 7), z3.BitVecVal(1, 32), zero)
+    block0 = sum((z3.If(z3.And(live[i], xs[i] == 7), z3.BitVecVal(1, 32), zero)
+                  for i in range(2)), zero)
+    block1 = sum((z3.If(z3.And(live[i], xs[i] == 7), z3.BitVecVal(1, 32), zero)
+                  for i in range(2, 4)), zero)
+    b = z3.BitVec("init", 32) + block0 + z3.If(z3.UGT(n, 2), block1, zero)
+    points = {"n": np.arange(4, dtype=np.uint64)}
+
+    def at_shapes(t):
+        from verifier.term_eval import NotEvaluable, evaluate
+        try:
+            return evaluate(t, points, 4)
+        except NotEvaluable:
+            return None
+    return a, b, at_shapes, xs, n
+
+
+def test_sums_added_in_blocks_under_shape_guards_are_equal_without_a_solver():
+    a, b, at_shapes, _, _ = _sums()
+    assert same_sums(a, b, np.ones(4, bool), at_shapes, 4)
+
+
+def test_a_count_added_at_a_shape_where_the_other_side_does_not_is_not_shown_equal():
+    a, b, at_shapes, xs, n = _sums()
+    zero = z3.BitVecVal(0, 32)
+    extra = z3.If(z3.And(z3.UGT(n, 0), xs[0] == 7), z3.BitVecVal(1, 32), zero)
+    assert not same_sums(a + extra, b, np.ones(4, bool), at_shapes, 4)
+    # ... unless that shape is not one where the element exists
+    at_n0 = np.array([True, False, False, False])
+    assert same_sums(a + extra, b, at_n0, at_shapes, 4)
+
+
+# -- mutants of the privatized histogram are refuted --------------------------------------------
+
+def _mutant(tmp_path: Path, old: str, new: str) -> Path:
+    for f in ("shared.toml", "histogram_global.ptx", "histogram_shared.ptx"):
+        shutil.copy(K / "histogram" / f, tmp_path / f)
+    ptx = tmp_path / "histogram_shared.ptx"
+    text = ptx.read_text()
+    assert old in text
+    ptx.write_text(text.replace(old, new))
+    return tmp_path / "shared.toml"
+
+
+def _replays(spec, cex) -> None:
+    for role, want in (("reference", cex.reference), ("candidate", cex.candidate)):
+        final, _ = run_side(spec.side(role), {k: (x.copy() if isinstance(x, np.ndarray) else x)
+                                              for k, x in cex.inputs.items()}, cex.scalars)
+        for name, arr in want.items():
+            assert np.array_equal(final[name].view(np.uint8), arr.view(np.uint8))
+
+
+def test_counting_twice_is_refuted_with_a_replayed_counterexample(tmp_path):
+    spec = load_spec(_mutant(tmp_path, "atom.shared.add.u32 \t%r14, [%r13], 1;",
+                             "atom.shared.add.u32 \t%r14, [%r13], 2;"))
+    v = verify(spec, fixed={"n": 40}, timeout_s=30)
+    assert v.kind == NOT_EQUIVALENT, v.reasons
+    assert v.counterexample.differences
+    _replays(spec, v.counterexample)
+
+
+def test_binning_by_the_next_byte_value_is_refuted(tmp_path):
+    # bins[data[i] + 1]: off by one bin (and past the end for data[i] == 255 in shared memory)
+    spec = load_spec(_mutant(tmp_path, "mul.wide.u16 \t%r11, %rs1, 4;",
+                             "mul.wide.u16 \t%r11, %rs1, 4;\n\tadd.s32 \t%r11, %r11, 4;"))
+    v = verify(spec, fixed={"n": 40}, timeout_s=30)
+    assert v.kind == NOT_EQUIVALENT, v.reasons
+    # a byte of 255 counts into bin 256, past the shared array: a fault, replayed
+    assert "the candidate faults" in v.reasons[0] and "shared" in v.reasons[0]
+    assert v.counterexample.note
