@@ -28,6 +28,8 @@ from typing import Any, Callable
 import numpy as np
 import z3
 
+from semantics.domains.z3raw import read as _R
+
 VISIT_LIMIT = 200_000      # term nodes walked per side (a tree walk: shared subterms recount)
 
 
@@ -44,29 +46,34 @@ class _Walker:
         self.memo = memo          # by term id: `at_shapes` keeps the terms (and so ids) alive
         self.shape_only = shape_only
 
+    # The getters below call libz3 directly, without z3core's per-call error check: they
+    # only read terms that exist (children of a live term), which cannot fail.
     def id(self, x) -> int:
-        return C.Z3_get_ast_id(self.ref, x)
+        return _R.ast_id(self.ref, x)
 
     def kind(self, x) -> int | None:
         """The declaration kind of an application (None for anything else)."""
-        if C.Z3_get_ast_kind(self.ref, x) != z3.Z3_APP_AST:
+        if _R.ast_kind(self.ref, x) != z3.Z3_APP_AST:
             return None
-        return C.Z3_get_decl_kind(self.ref, C.Z3_get_app_decl(self.ref, C.Z3_to_app(self.ref, x)))
+        return _R.decl_kind(self.ref, _R.app_decl(self.ref, x))
 
     def args(self, x) -> list:
-        app = C.Z3_to_app(self.ref, x)
-        return [C.Z3_get_app_arg(self.ref, app, i)
-                for i in range(C.Z3_get_app_num_args(self.ref, app))]
+        ref = self.ref
+        return [_R.app_arg(ref, x, i) for i in range(_R.num_args(ref, x))]
 
-    def shape(self, x) -> np.ndarray | None:
-        """The condition `x` at every shape; None when it is not about shapes alone."""
+    def about_shapes(self, x) -> bool:
+        """Is condition `x` about shapes alone (and evaluable)? Its vector is then kept for
+        `vector(id)`."""
         key = self.id(x)
         if key in self.memo:
-            return self.memo[key]
+            return self.memo[key] is not None
         if self.shape_only is not None and not self.shape_only(x):
-            return None           # not memoized: only `at_shapes` pins terms
-        out = self.memo[key] = self.at_shapes(z3.z3._to_expr_ref(x, self.ctx))
-        return out
+            return False          # not memoized: only `at_shapes` pins terms
+        self.memo[key] = self.at_shapes(z3.z3._to_expr_ref(x, self.ctx))
+        return self.memo[key] is not None
+
+    def vector(self, key: int) -> np.ndarray | None:
+        return self.memo.get(key)
 
     def conjuncts(self, x) -> list:
         out, stack = [], [x]
@@ -82,27 +89,25 @@ class _Walker:
 C = z3.z3core
 
 
-def _counts(t, w: _Walker, count: int) -> dict | None:
-    """atom key -> how many times it is added at each shape (int64 array); None when `t`
-    cannot be taken apart this way."""
-    out: dict[Any, np.ndarray] = {}
-    every = np.ones(count, dtype=bool)
-    stack: list[tuple[Any, np.ndarray]] = [(t.as_ast(), every)]
+def _counts(t, w: _Walker) -> dict | None:
+    """atom key -> {guard: how many times the atom is added under it}; a guard is a frozenset
+    of factors, each `(condition id, polarity)` or `("nand", condition ids)`, all of them about
+    shapes alone (their vectors are computed once, in `_vector`). None when `t` cannot be taken
+    apart this way."""
+    out: dict[Any, dict] = {}
+    stack: list[tuple[Any, frozenset]] = [(t.as_ast(), frozenset())]
     visits = 0
 
-    def add(key, guard: np.ndarray) -> None:
-        hit = out.get(key)
-        g = guard.astype(np.int64)
-        out[key] = g if hit is None else hit + g
+    def add(key, guard: frozenset) -> None:
+        per = out.setdefault(key, {})
+        per[guard] = per.get(guard, 0) + 1
 
     while stack:
         e, guard = stack.pop()
         visits += 1
         if visits > VISIT_LIMIT:
             return None
-        if not guard.any():
-            continue
-        if C.Z3_get_ast_kind(w.ref, e) == z3.Z3_NUMERAL_AST:
+        if _R.ast_kind(w.ref, e) == z3.Z3_NUMERAL_AST:
             value = int(C.Z3_get_numeral_string(w.ref, e))
             if value:
                 add(("value", value), guard)
@@ -114,21 +119,55 @@ def _counts(t, w: _Walker, count: int) -> dict | None:
         if kind == z3.Z3_OP_ITE:
             cond, then, other = w.args(e)
             # (a conjunction is taken apart below: its shape-only conjuncts are the guard)
-            g = w.shape(cond) if w.kind(cond) != z3.Z3_OP_AND else None
-            if g is not None:
-                stack.append((then, guard & g))
-                stack.append((other, guard & ~g))
+            if w.kind(cond) != z3.Z3_OP_AND and w.about_shapes(cond):
+                c = w.id(cond)
+                stack.append((then, guard | {(c, True)}))
+                stack.append((other, guard | {(c, False)}))
                 continue
             parts = w.conjuncts(cond)
-            vecs = [w.shape(c) for c in parts]
-            if any(v is not None for v in vecs):
-                g = np.logical_and.reduce([v for v in vecs if v is not None])
-                rest = tuple(w.id(c) for c, v in zip(parts, vecs) if v is None)
-                add(("if", rest, w.id(then), w.id(other)), guard & g)
-                stack.append((other, guard & ~g))
+            shape = [w.id(c) for c in parts if w.about_shapes(c)]
+            if shape:
+                rest = tuple(w.id(c) for c in parts if not w.about_shapes(c))
+                add(("if", rest, w.id(then), w.id(other)),
+                    guard | {(c, True) for c in shape})
+                stack.append((other, guard | {("nand", frozenset(shape))}))
                 continue
         add(w.id(e), guard)
     return out
+
+
+def _vector(guard: frozenset, w: _Walker, count: int) -> np.ndarray | None:
+    """The shapes where every factor of `guard` holds (memoized by the guard)."""
+    hit = w.memo.get(guard)
+    if hit is not None:
+        return hit
+    out = np.ones(count, dtype=bool)
+    for f in guard:
+        if f[0] == "nand":
+            both = np.ones(count, dtype=bool)
+            for c in f[1]:
+                v = w.vector(c)
+                if v is None:
+                    return None
+                both &= v
+            out &= ~both
+        else:
+            v = w.vector(f[0])
+            if v is None:
+                return None
+            out &= v if f[1] else ~v
+    w.memo[guard] = out
+    return out
+
+
+def _times(per: dict, w: _Walker, count: int) -> np.ndarray | None:
+    total = np.zeros(count, dtype=np.int64)
+    for guard, k in per.items():
+        v = _vector(guard, w, count)
+        if v is None:
+            return None
+        total += k * v
+    return total
 
 
 def same_sums(a, b, live: np.ndarray, at_shapes: Callable[[Any], np.ndarray | None],
@@ -136,21 +175,25 @@ def same_sums(a, b, live: np.ndarray, at_shapes: Callable[[Any], np.ndarray | No
               shape_only: Callable[[Any], bool] | None = None) -> bool:
     """Do `a` and `b` add every guarded atom equally often at every shape where `live`?
     (Then they are equal there for every input.) False means only "not shown this way".
-    `memo` (term id -> `at_shapes` of it) may be kept across calls with the same
-    `at_shapes`, which must keep every term it is given alive; `shape_only(raw AST)` is a
-    cheap first test of whether a condition is about shapes alone."""
+    `memo` (guards and term ids -> shape vectors) may be kept across calls with the same
+    `at_shapes`, which must keep every term it is given alive, and with `a` and `b` kept
+    alive by the caller; `shape_only(raw AST)` says whether a condition is about shapes
+    alone (else `at_shapes` is tried)."""
     if isinstance(a, (int, np.integer)) or isinstance(b, (int, np.integer)):
         return False
     w = _Walker(a, at_shapes, {} if memo is None else memo, shape_only)
-    ca = _counts(a, w, count)
+    ca = _counts(a, w)
     if ca is None:
         return False
-    cb = _counts(b, w, count)
+    cb = _counts(b, w)
     if cb is None:
         return False
-    zero = np.zeros(count, dtype=np.int64)
     for key in ca.keys() | cb.keys():
-        if not np.array_equal(ca.get(key, zero)[live], cb.get(key, zero)[live]):
+        pa, pb = ca.get(key, {}), cb.get(key, {})
+        if pa == pb:
+            continue              # added under the same guards alike: equal at every shape
+        ta, tb = _times(pa, w, count), _times(pb, w, count)
+        if ta is None or tb is None or not np.array_equal(ta[live], tb[live]):
             return False
     return True
 

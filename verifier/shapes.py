@@ -37,6 +37,7 @@ import z3
 
 from semantics.errors import KeqError, UnsupportedError
 from semantics.machine import MemoryFault
+from semantics.domains import z3raw
 from semantics.machine.executor import ExecutionError, UnrollLimit
 from semantics.machine.symbolic_port import LaunchShape
 from semantics.machine.symbolic_run import SymbolicLaunch, run_symbolic
@@ -158,47 +159,44 @@ class _Feasibility:
 
     MEMO_LIMIT = 200_000
 
-    def shape_only_ast(self, x) -> bool:
-        """`shape_only` of a raw AST that something else keeps alive (a subterm of a term
-        being walked), without building its Python wrapper when the memo knows it."""
-        hit = self.only_memo.get(z3.z3core.Z3_get_ast_id(self.ctx_ref, x))
-        if hit is not None:
-            return hit
-        return self.shape_only(z3.z3._to_expr_ref(x, z3.main_ctx()))
-
     def shape_only(self, t) -> bool:
-        """Does `t` mention no constant but the shape scalars? A memoized depth-first walk on
-        raw z3 ASTs (no Python wrapper per node: this walk runs over every condition) that
-        stops at the first other constant: every term on the path to it mentions it too, so
-        a mask over a large data-dependent count is answered after a few nodes."""
-        memo = self.only_memo
-        key = t.get_id()
-        hit = memo.get(key)
+        """Does `t` mention no constant but the shape scalars? (Memoized; keeps `t` alive.)"""
+        hit = self.only_memo.get(t.get_id())
         if hit is not None:
             return hit
         self.pinned.append(t)           # keeps every subterm (and so every memo key) alive
-        ctx = t.ctx_ref()
-        C = z3.z3core
+        return self.shape_only_ast(t.as_ast())
+
+    def shape_only_ast(self, root) -> bool:
+        """`shape_only` of a raw AST that the caller keeps alive (a subterm of a pinned or
+        walked term). A memoized depth-first walk on raw ASTs (no Python wrapper per node:
+        this walk runs over every condition) that stops at the first other constant: every
+        term on the path to it mentions it too, so a mask over a large data-dependent count is
+        answered after a few nodes."""
+        memo = self.only_memo
+        ctx = self.ctx_ref
+        R = z3raw.read
+        key = R.ast_id(ctx, root)
+        hit = memo.get(key)
+        if hit is not None:
+            return hit
         names = self.names
 
         def kids(x) -> list:
-            app = C.Z3_to_app(ctx, x)
-            return [C.Z3_get_app_arg(ctx, app, j)
-                    for j in range(C.Z3_get_app_num_args(ctx, app))]
+            return [R.app_arg(ctx, x, j) for j in range(R.num_args(ctx, x))]
 
         def leaf(x) -> bool | None:
             """A leaf's answer; None for an application with arguments."""
-            kind = C.Z3_get_ast_kind(ctx, x)
+            kind = R.ast_kind(ctx, x)
             if kind != z3.Z3_APP_AST:
                 return kind == z3.Z3_NUMERAL_AST
-            app = C.Z3_to_app(ctx, x)
-            if C.Z3_get_app_num_args(ctx, app):
+            if R.num_args(ctx, x):
                 return None
-            d = C.Z3_get_app_decl(ctx, app)
-            return (C.Z3_get_decl_kind(ctx, d) != z3.Z3_OP_UNINTERPRETED or
-                    C.Z3_get_symbol_string(ctx, C.Z3_get_decl_name(ctx, d)) in names)
+            d = R.app_decl(ctx, x)
+            return (R.decl_kind(ctx, d) != z3.Z3_OP_UNINTERPRETED or
+                    z3.z3core.Z3_get_symbol_string(ctx, z3.z3core.Z3_get_decl_name(ctx, d))
+                    in names)
 
-        root = t.as_ast()
         v = leaf(root)
         if v is not None:
             memo[key] = v
@@ -212,7 +210,7 @@ class _Feasibility:
                 continue
             x = top[1][top[2]]
             top[2] += 1
-            xkey = C.Z3_get_ast_id(ctx, x)
+            xkey = R.ast_id(ctx, x)
             v = memo.get(xkey)
             if v is None:
                 v = leaf(x)
@@ -371,6 +369,7 @@ class _Feasibility:
         where = np.ones(self.count, bool) if live is True else self.at_shapes(live)
         if where is None:
             return False
+        self.pinned.extend(t for t in (a, b) if z3.is_expr(t))   # the memos key by subterm id
         return same_sums(a, b, where, self.at_shapes, self.count, self.sums_memo,
                          self.shape_only_ast)
 
@@ -649,8 +648,9 @@ def check_shapes(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int) -> 
                             "agree modulo rounding, for finite values (no NaN or infinity)")
     if by_shape:
         ctx.stages.append(Stage("outputs by shape", "ok", time.perf_counter() - t0,
-                                f"{by_shape} element(s) select the same term at every shape"
-                                + (f" ({by_real} of them as real numbers)" if by_real else "")))
+                                f"{by_shape} element(s) equal at every shape without a solver "
+                                f"(the same selected term, or the same guarded sums)"
+                                + (f"; {by_real} of them as real numbers" if by_real else "")))
         t0 = time.perf_counter()
     return compare_outputs(ctx, fixed, diffs, constraints, variables, seed, t0, test=False)
 
@@ -683,6 +683,18 @@ def _races(ctx: _Ctx, role: str, launch: SymbolicLaunch, sp: ShapePlan, fixed: d
     """Conflicting accesses must never both happen; a model of both happening is replayed
     with the emulator's race detector before it is reported."""
     hit, rest = feas.decide([r.cond for r in launch.races])
+    if hit is None and rest:
+        # Testing before solving: random inputs at a few allowed shapes (the largest first:
+        # it has every lane) often show the race at once, and the emulator's detector is the
+        # replay anyway; the disjunction of every pair's condition can be huge (a histogram's
+        # bins: one condition per thread and bin).
+        rng = np.random.default_rng(seed)
+        picks = [sp.count - 1] + rng.integers(0, sp.count, max(ctx.trials - 1, 0)).tolist()
+        for trial, i in enumerate(picks[:max(ctx.trials, 0)]):
+            scalars, inputs = _concrete_inputs(ctx, dict(fixed, **sp.shapes[i]), seed + trial)
+            verdict = replay_race(ctx, role, scalars, inputs)
+            if verdict is not None:
+                return verdict
     if hit is not None:
         # Both happen at this shape whatever the inputs: random inputs show it.
         attempts = [_concrete_inputs(ctx, dict(fixed, **sp.shapes[hit]), seed)]

@@ -26,14 +26,19 @@ def If(c: z3.BoolRef, a: z3.ExprRef, b: z3.ExprRef) -> z3.ExprRef:
     return _wrap(_C.Z3_mk_ite(_CTX.ref(), c.as_ast(), a.as_ast(), b.as_ast()), a)
 
 
+# One argument array for the binary And/Or: z3 copies the arguments into the new term, and
+# keq builds terms on one thread (the parallel mode forks processes).
+_PAIR = (z3.Ast * 2)()
+
+
 def And(a: z3.BoolRef, b: z3.BoolRef) -> z3.BoolRef:
-    args = (z3.Ast * 2)(a.as_ast(), b.as_ast())
-    return z3.BoolRef(_C.Z3_mk_and(_CTX.ref(), 2, args), _CTX)
+    _PAIR[0], _PAIR[1] = a.as_ast(), b.as_ast()
+    return z3.BoolRef(_C.Z3_mk_and(_CTX.ref(), 2, _PAIR), _CTX)
 
 
 def Or(a: z3.BoolRef, b: z3.BoolRef) -> z3.BoolRef:
-    args = (z3.Ast * 2)(a.as_ast(), b.as_ast())
-    return z3.BoolRef(_C.Z3_mk_or(_CTX.ref(), 2, args), _CTX)
+    _PAIR[0], _PAIR[1] = a.as_ast(), b.as_ast()
+    return z3.BoolRef(_C.Z3_mk_or(_CTX.ref(), 2, _PAIR), _CTX)
 
 
 def Not(a: z3.BoolRef) -> z3.BoolRef:
@@ -107,3 +112,25 @@ def FpFMA(rm, a, b, c) -> z3.FPRef:
 
 def FpSqrt(rm, a) -> z3.FPRef:
     return _fp(_C.Z3_mk_fpa_sqrt(_CTX.ref(), rm.as_ast(), a.as_ast()))
+
+
+# -- reading terms --------------------------------------------------------------------------------
+
+def _unchecked(wrapper):
+    """libz3's function behind a z3core wrapper, without the wrapper's error check (the
+    wrapper itself if z3core is laid out differently: slower, same answers)."""
+    elems = (wrapper.__defaults__ or (None,))[-1]
+    return getattr(elems, "f", wrapper)
+
+
+class read:
+    """Getters on raw ASTs for walks over large terms (each z3core call also checks the error
+    state, about half its cost). Only for terms that exist, which these getters cannot fail
+    on; constructors keep z3core's checks (a sort mismatch must raise)."""
+
+    ast_id = staticmethod(_unchecked(_C.Z3_get_ast_id))
+    ast_kind = staticmethod(_unchecked(_C.Z3_get_ast_kind))
+    decl_kind = staticmethod(_unchecked(_C.Z3_get_decl_kind))
+    app_decl = staticmethod(_unchecked(_C.Z3_get_app_decl))
+    app_arg = staticmethod(_unchecked(_C.Z3_get_app_arg))
+    num_args = staticmethod(_unchecked(_C.Z3_get_app_num_args))

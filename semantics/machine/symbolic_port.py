@@ -563,7 +563,8 @@ class SymbolicPort:
                     new = update(SymbolicDomain(1), [old], [lane])[0]
                     self._write(arr_k, f, nbytes, z3raw.If(ck, _term(new, w), old))
                 else:
-                    m = split.tests[k] if _concrete(c) else z3raw.And(c, split.tests[k])
+                    m = ck if c is split.cond else \
+                        split.tests[k] if _concrete(c) else z3raw.And(c, split.tests[k])
                     self._write(arr_k, f, nbytes,
                                 z3raw.BvAdd(old, z3raw.If(m, delta, _zero(w))))
                 olds[k] = old

@@ -56,3 +56,16 @@ def test_floating_point_constructors_build_the_terms_z3_builds():
     ]
     for got, want in pairs:
         assert got.eq(want) and type(got) is type(want), (got, want)
+
+
+def test_unchecked_getters_read_what_z3py_reads():
+    a, b = z3.BitVec("a", 32), z3.BitVec("b", 32)
+    t = z3.If(z3.Bool("p"), a + b, a)
+    ref, R = t.ctx_ref(), z3raw.read
+    x = t.as_ast()
+    assert R.ast_id(ref, x) == t.get_id()
+    assert R.ast_kind(ref, x) == z3.Z3_APP_AST
+    assert R.decl_kind(ref, R.app_decl(ref, x)) == z3.Z3_OP_ITE
+    assert R.num_args(ref, x) == 3
+    kids = [R.ast_id(ref, R.app_arg(ref, x, i)) for i in range(3)]
+    assert kids == [c.get_id() for c in t.children()]
