@@ -512,7 +512,8 @@ def check_shapes(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int) -> 
         if c is not True:
             constraints.append(c)
     feas = _Feasibility(sp, values, constraints)
-    what = f"{sp.count} launch shapes ({', '.join(sp.names)} symbolic)"
+    what = (f"{sp.count} launch shapes ({', '.join(sp.names)} symbolic)" if sp.names else
+            f"{_shape(fixed)}, every access logged")
     t0 = time.perf_counter()
     launches: dict[str, SymbolicLaunch] = {}
     for role in ("reference", "candidate"):
