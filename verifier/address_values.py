@@ -21,26 +21,10 @@ import numpy as np
 import z3
 
 from semantics.domains import z3raw
-from verifier.term_eval import NotEvaluable, evaluate
+from verifier.term_eval import NotEvaluable, evaluate, free_constants, is_input, subterms
 
 DATA_BITS = 16              # free input bits an offset may depend on (65536 combinations)
 POINT_LIMIT = 1 << 20       # shapes x input combinations evaluated for one offset
-
-
-def free_constants(t) -> list:
-    """The uninterpreted constants `t` mentions (a DAG walk: each shared subterm once)."""
-    out, seen, stack = {}, set(), [t]
-    while stack:
-        e = stack.pop()
-        key = e.get_id()
-        if key in seen:
-            continue
-        seen.add(key)
-        if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            out[key] = e
-        else:
-            stack.extend(e.children())
-    return list(out.values())
 
 
 def offset_values(off, cond, shape_points: Mapping[str, np.ndarray], shape_count: int,
@@ -99,14 +83,12 @@ def _bits_read(off, shape_names: set[str]) -> list[tuple[Any, int, int]] | None:
     32-bit word reads bits 7..0), any other occurrence reads it all. None when an input is not
     a bit-vector."""
     spans: dict[int, list] = {}
-    seen, stack = set(), [off]
-    while stack:
-        e = stack.pop()
-        key = e.get_id()
-        if key in seen:
-            continue
-        seen.add(key)
-        if z3.is_app_of(e, z3.Z3_OP_EXTRACT) and _is_input(e.arg(0), shape_names):
+
+    def input_bits(e) -> bool:
+        return z3.is_app_of(e, z3.Z3_OP_EXTRACT) and _is_input(e.arg(0), shape_names)
+
+    for e in subterms(off, stop=input_bits):
+        if input_bits(e):
             hi, lo = e.params()
             var = e.arg(0)
         elif _is_input(e, shape_names):
@@ -114,7 +96,6 @@ def _bits_read(off, shape_names: set[str]) -> list[tuple[Any, int, int]] | None:
                 return None
             var, lo, hi = e, 0, e.size() - 1
         else:
-            stack.extend(e.children())
             continue
         span = spans.setdefault(var.get_id(), [var, lo, hi])
         span[1], span[2] = min(span[1], lo), max(span[2], hi)
@@ -122,8 +103,7 @@ def _bits_read(off, shape_names: set[str]) -> list[tuple[Any, int, int]] | None:
 
 
 def _is_input(e, shape_names: set[str]) -> bool:
-    return (z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED
-            and str(e) not in shape_names)
+    return is_input(e) and str(e) not in shape_names
 
 
 def _tests(var, vals: np.ndarray, out: set[int]) -> dict[int, Any]:
@@ -180,4 +160,4 @@ def _where(cond: Any, env: Mapping[str, np.ndarray], shape_names, n: int) -> np.
     return evaluate(cond, env, n)
 
 
-__all__ = ["DATA_BITS", "free_constants", "offset_values"]
+__all__ = ["DATA_BITS", "offset_values"]

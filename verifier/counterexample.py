@@ -4,13 +4,13 @@ replayed on the emulator, and only a reproduced difference (or fault, or race) i
 from __future__ import annotations
 
 import numpy as np
-import z3
 
 from semantics.errors import KeqError
 from semantics.machine import MemoryFault
 from semantics.machine.executor import ExecutionError
 from verifier.emulate import run_side
 from verifier.spec import PairSpec, ParamSpec, draw_scalars, int_bounds, make_inputs, type_bits
+from verifier.term_eval import free_constants
 from verifier.verdict import (INCONCLUSIVE, NOT_EQUIVALENT, Counterexample, InternalError,
                               Verdict, _Ctx)
 
@@ -32,22 +32,8 @@ def _inconclusive(ctx: _Ctx, reason: str) -> Verdict:
 
 
 def _variables(terms) -> set[str]:
-    """Names of the uninterpreted constants in terms (a DAG walk: z3util.get_vars walks the
-    tree and is exponential on the shared sums of a reduction)."""
-    seen: set[int] = set()
-    out: set[str] = set()
-    stack = [t for t in terms if not isinstance(t, int)]
-    while stack:
-        t = stack.pop()
-        tid = t.get_id()
-        if tid in seen:
-            continue
-        seen.add(tid)
-        if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            out.add(str(t))
-        else:
-            stack.extend(t.children())
-    return out
+    """Names of the uninterpreted constants in terms."""
+    return {str(c) for c in free_constants(*[t for t in terms if not isinstance(t, int)])}
 
 
 def _replay(ctx: _Ctx, env: dict, inputs: dict, *, races: bool = False):
