@@ -13,7 +13,7 @@ import z3
 
 from semantics.machine.symbolic_port import _unless_zero
 from verifier.address_values import DATA_BITS, offset_values
-from verifier.equiv import NOT_EQUIVALENT, verify
+from verifier.equiv import EQUIVALENT, NOT_EQUIVALENT, verify
 from verifier.emulate import run_side
 from verifier.guarded_sums import same_sums
 from verifier.spec import load_spec
@@ -152,3 +152,36 @@ def test_binning_by_the_next_byte_value_is_refuted(tmp_path):
     # a byte of 255 counts into bin 256, past the shared array: a fault, replayed
     assert "the candidate faults" in v.reasons[0] and "shared" in v.reasons[0]
     assert v.counterexample.note
+
+
+# -- loads at data-dependent addresses: a table staged in shared memory (tests/data/lut) -------
+
+LUT = Path(__file__).resolve().parents[1] / "data" / "lut"
+
+
+def test_a_table_staged_in_shared_memory_equals_the_global_lookup():
+    spec = load_spec(LUT / "shared.toml")
+    v = verify(spec, fixed={"n": 300}, timeout_s=30)
+    assert v.kind == EQUIVALENT, v.reasons
+
+
+def test_staging_a_table_without_the_barrier_is_a_named_race():
+    spec = load_spec(LUT / "shared_nosync.toml")
+    v = verify(spec, fixed={"n": 40}, timeout_s=30)
+    assert v.kind == NOT_EQUIVALENT, v.reasons
+    assert "data race" in v.reasons[0] and "read by" in v.reasons[0]
+    assert "write by" in v.reasons[0] and v.counterexample.note
+
+
+def test_looking_up_the_neighbouring_entry_is_refuted(tmp_path):
+    for f in LUT.iterdir():
+        shutil.copy(f, tmp_path / f.name)
+    ptx = tmp_path / "lut_shared.ptx"
+    old = "mul.wide.u16 \t%r10, %rs1, 4;"
+    assert old in ptx.read_text()
+    ptx.write_text(ptx.read_text().replace(old, "xor.b16 \t%rs1, %rs1, 1;\n\t" + old))
+    spec = load_spec(tmp_path / "shared.toml")
+    v = verify(spec, fixed={"n": 40}, timeout_s=30)
+    assert v.kind == NOT_EQUIVALENT, v.reasons
+    assert v.counterexample.differences
+    _replays(spec, v.counterexample)
