@@ -590,22 +590,16 @@ class SymbolicPort:
         new = update(SymbolicDomain(1), [probe], [lane])[0]
         if _concrete(new):
             return None
+        d = None
         if z3.is_app_of(new, z3.Z3_OP_BADD) and new.num_args() == 2:
             # old + v as the add built it: v itself (the term a guard on v mentions)
-            for i in (0, 1):
-                if new.arg(i).eq(probe):
-                    d = new.arg(1 - i)
-                    return d
-        d = z3.simplify(new - probe)
-        stack, seen = [d], set()
-        while stack:
-            e = stack.pop()
-            if e.get_id() in seen:
-                continue
-            seen.add(e.get_id())
-            if e.eq(probe):
-                return None
-            stack.extend(e.children())
+            d = next((new.arg(1 - i) for i in (0, 1) if new.arg(i).eq(probe)), None)
+        if d is None:
+            d = z3.simplify(new - probe)
+        # `d` must not mention the old word: substituting it away changes nothing then
+        # (z3 hash-conses, so an unchanged term is the very same term).
+        if not z3.substitute(d, (probe, _zero(w))).eq(d):
+            return None
         return d
 
     def preset(self, space: str, address: int, nbytes: int, value) -> None:

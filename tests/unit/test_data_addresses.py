@@ -73,6 +73,16 @@ def test_a_nonzero_guard_on_the_increment_itself_is_dropped():
     assert _unless_zero(m, c).eq(m)                    # a guard on something else stays
 
 
+def test_an_increment_is_recognized_only_when_it_does_not_read_the_old_word():
+    from semantics.machine.symbolic_port import SymbolicPort
+    b = z3.BitVec("b", 32)
+    assert SymbolicPort._delta(lambda d, old, lanes: [old[0] + b], 0, 32).eq(b)
+    assert SymbolicPort._delta(lambda d, old, lanes: [old[0] - b], 0, 32) is not None
+    # old + old, and an exchange, are not increments by a term of their own
+    assert SymbolicPort._delta(lambda d, old, lanes: [old[0] + old[0]], 0, 32) is None
+    assert SymbolicPort._delta(lambda d, old, lanes: [b], 0, 32) is None
+
+
 def _sums():
     """Per shape n in 0..3: `a` adds x_i for i < n one by one; `b` adds the x_i with i >= 2
     as one block that exists only when n > 2, as a privatized histogram merges a block."""
