@@ -45,7 +45,7 @@ from verifier.counterexample import (_env, _fault_counterexample, _inconclusive,
 from verifier.emulate import prepare_side
 from verifier.outputs import _outputs, _same, compare_outputs
 from verifier.parallel import check_shapes_in_parallel
-from verifier.shapes import ShapeFallback, check_shapes, plan, plan_at
+from verifier.shapes import CheckAt, ShapeFallback, check_shapes, plan, plan_at
 from verifier.solvers import DEFAULT_SOLVERS
 from verifier.spec import PairSpec
 from verifier.verdict import (EQUIVALENT, INCONCLUSIVE, NOT_EQUIVALENT, Counterexample,
@@ -178,6 +178,16 @@ def verify(spec: PairSpec, *, fixed: dict[str, int] | None = None, timeout_s: fl
             if progress:
                 progress(0, 1, {n: "symbolic" for n in sp.names})
             v = check_shapes(ctx, sp, fixed, seed)
+        except CheckAt as e:
+            # The maximal launch proved everything but this shape: its own check decides.
+            ctx.stages.append(Stage("symbolic shapes", "ok", time.perf_counter() - t0,
+                                    f"{e.why} at {_env(e.env)}: that shape is checked on its "
+                                    f"own"))
+            v = check_assignment(ctx, e.env, seed)
+            if v is not None:
+                return done(v.kind, v.reasons, 1, v.counterexample,
+                            f"one symbolic maximal launch, then {_env(e.env)} on its own")
+            symbolic_why = f"{e}, yet that shape on its own is equivalent"
         except ShapeFallback as e:
             symbolic_why = str(e)
             ctx.stages.append(Stage("symbolic shapes", "skipped", time.perf_counter() - t0,

@@ -39,7 +39,7 @@ from semantics.errors import KeqError, UnsupportedError
 from semantics.machine import MemoryFault
 from semantics.domains import z3raw
 from semantics.machine.executor import ExecutionError, UnrollLimit
-from semantics.machine.symbolic_port import LaunchShape
+from semantics.machine.symbolic_port import AddressBudget, LaunchShape
 from semantics.machine.symbolic_run import SymbolicLaunch, run_symbolic
 from verifier.address_values import offset_values
 from verifier.claim import _launch_scalars, _symbolic_inputs
@@ -47,6 +47,8 @@ from verifier.counterexample import (_concrete_inputs, _domain, _inconclusive, m
                                      replay_race)
 from verifier.emulate import prepare_side, run_side
 from verifier.guarded_sums import same_sums
+from verifier.indexed import (NotIndexable, buffer_info, compare, indexed_params, size_check,
+                              two_dimensional, violation)
 from verifier.outputs import _outputs, _same, _value, compare_outputs, random_testing
 from verifier.real_mode import NotReal, RealTranslator
 from verifier.solvers import Obligation, solve
@@ -60,6 +62,15 @@ RESOLVE_LIMIT = 4096             # values one symbolic address may take
 
 class ShapeFallback(Exception):
     """This claim cannot be checked with symbolic shapes (the reason says why)."""
+
+
+class CheckAt(ShapeFallback):
+    """Everything else holds at every shape, but at the shape `env` the kernels may differ
+    (`why`): the caller checks that shape on its own, which refutes it or names a race."""
+
+    def __init__(self, env: dict[str, int], why: str) -> None:
+        super().__init__(f"{why} at {_shape(env)}")
+        self.env, self.why = env, why
 
 
 @dataclass(frozen=True)
@@ -462,7 +473,7 @@ def _lt(i: int, bound) -> Any:
 
 
 def _launch(ctx: _Ctx, sp: ShapePlan, role: str, values: dict, env64: dict,
-            feas: _Feasibility) -> SymbolicLaunch:
+            feas: _Feasibility, indexed: bool) -> SymbolicLaunch:
     spec = ctx.spec
     side = spec.side(role)
     k = ctx.prepared.get(role)
@@ -494,7 +505,8 @@ def _launch(ctx: _Ctx, sp: ShapePlan, role: str, values: dict, env64: dict,
                         dynamic_shared=side.dynamic_shared, unroll=ctx.unroll,
                         shape=LaunchShape(tuple(exists), limits), special_terms=special,
                         detect_races=True, prune=feas.prune, resolver=feas.resolve,
-                        settle=feas.settle)
+                        settle=feas.settle, possible=feas.possible,
+                        indexed=indexed_params(spec, role, k.fn.params) if indexed else None)
 
 
 def check_shapes(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int) -> Verdict | None:
@@ -516,15 +528,29 @@ def check_shapes(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int) -> 
             f"{_shape(fixed)}, every access logged")
     t0 = time.perf_counter()
     launches: dict[str, SymbolicLaunch] = {}
-    for role in ("reference", "candidate"):
+    indexed = two_dimensional(spec, sp.names)
+    if indexed:
+        _indexed(size_check, spec, sp.count, sp.lengths)
+        what += "; in/out buffers indexed (their lengths mention two shape scalars)"
+    while len(launches) < 2:
+        role = ("reference", "candidate")[len(launches)]
         try:
-            launches[role] = _launch(ctx, sp, role, values, env64, feas)
+            launches[role] = _launch(ctx, sp, role, values, env64, feas, indexed)
         except (MemoryFault, ExecutionError) as e:
             # On lanes that run for every shape: any shape shows it; the largest has them all.
             verdict = _replay_fault(ctx, role, dict(fixed, **sp.shapes[-1]), seed, e)
             if verdict is not None:
                 return verdict
             raise ShapeFallback(f"{role}: {e}") from None
+        except AddressBudget as e:
+            if indexed or not any(p.is_buffer and p.access in ("in", "out")
+                                  for p in spec.params):
+                raise ShapeFallback(f"{role}: {e}") from None
+            # Both kernels again, their in and out buffers indexed (one representation).
+            _indexed(size_check, spec, sp.count, sp.lengths)
+            indexed = True
+            launches.clear()
+            what += f"; in/out buffers indexed ({role}: {e.message})"
         except (UnsupportedError, UnrollLimit) as e:
             raise ShapeFallback(f"{role}: {e}") from None
     ctx.stages.append(Stage("symbolic execution", "ok", time.perf_counter() - t0, what))
@@ -564,12 +590,27 @@ def check_shapes(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int) -> 
             verdict = _replay_fault(ctx, role, scalars, seed, None, inputs)
             if verdict is not None:
                 return verdict
+            if indexed:       # the model may read an indexed buffer's array freely
+                raise ShapeFallback(f"a solver model of an invalid access by the {role} did "
+                                    f"not fault on the emulator at {_shape(scalars)}")
             raise InternalError(f"a solver model of an invalid access by the {role} did not "
                                 f"fault on the emulator (keq bug): {_shape(scalars)}")
         if r.answer != "unsat":
             return _inconclusive(ctx, f"bounds of the {role}: no solver answered "
                                       f"({r.answer}: {r.detail or r.solver})")
-    count = sum(len(launch.obligations) for launch in launches.values())
+    info = _indexed(buffer_info, spec, values, lambda p: p.length.to_z3(env64),
+                    feas.at_shapes, feas.count) if indexed else {}
+    if indexed:
+        for role, launch in launches.items():
+            hit = _indexed(violation, feas.at_shapes, feas.count, info, launch.indexed)
+            if hit is not None:
+                at = dict(fixed, **sp.shapes[hit[0]])
+                verdict = _replay_fault(ctx, role, at, seed, None)
+                if verdict is not None:
+                    return verdict
+                raise ShapeFallback(f"{hit[1].what} may access '{hit[1].buffer}' out of "
+                                    f"bounds at {_shape(at)}, yet the emulator does not fault")
+    count = sum(len(launch.obligations) + len(launch.indexed) for launch in launches.values())
     ctx.stages.append(Stage("bounds", "ok", time.perf_counter() - t0,
                             f"{count} access obligation(s) over {what}"))
     # effects
@@ -653,7 +694,26 @@ def check_shapes(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int) -> 
                                 f"(the same selected term, or the same guarded sums)"
                                 + (f"; {by_real} of them as real numbers" if by_real else "")))
         t0 = time.perf_counter()
+    if indexed:
+        t1 = time.perf_counter()
+        n, differs = _indexed(compare, feas.at_shapes, feas.count, info,
+                              {p.name: type_bits(p.type) for p in spec.buffers},
+                              {p.name: info[p.name].ids for p in spec.buffers
+                               if p.access == "out"},
+                              {r: launch.indexed for r, launch in launches.items()})
+        if differs is not None:
+            raise CheckAt(dict(fixed, **sp.shapes[differs.shape]), differs.why)
+        ctx.stages.append(Stage("indexed outputs", "ok", time.perf_counter() - t1,
+                                f"{n} element(s) over all shapes: the same input element or "
+                                f"term in both kernels, no solver"))
     return compare_outputs(ctx, fixed, diffs, constraints, variables, seed, t0, test=False)
+
+
+def _indexed(check, *args):
+    try:
+        return check(*args)
+    except NotIndexable as e:
+        raise ShapeFallback(f"indexed buffers: {e}") from None
 
 
 def _shape(scalars: dict) -> str:
@@ -733,4 +793,4 @@ def _subst(model: dict, variables: dict) -> list:
             for name, (_, _, var) in variables.items() if name in model]
 
 
-__all__ = ["ShapeFallback", "ShapePlan", "check_shapes", "plan", "plan_at"]
+__all__ = ["CheckAt", "ShapeFallback", "ShapePlan", "check_shapes", "plan", "plan_at"]

@@ -15,6 +15,10 @@ from typing import Mapping
 import numpy as np
 import z3
 
+from semantics.domains import z3raw
+
+_R = z3raw.read
+
 
 class NotEvaluable(Exception):
     pass
@@ -73,38 +77,70 @@ def evaluate(t, env: Mapping[str, np.ndarray], n: int,
              memo: dict[int, np.ndarray] | None = None) -> np.ndarray:
     """`t` at each of `n` points; `env` maps constant names to uint64 arrays of length n.
     Bit-vectors come back as uint64 arrays (masked to their width), Booleans as bool arrays.
-    `memo` (term id -> values) may be shared between calls over the same points."""
-    return _eval(t, env, n, {} if memo is None else memo)
+    `memo` (term id -> values) may be shared between calls over the same points.
+
+    The walk reads raw ASTs with libz3's unchecked getters (`z3raw.read`): `t` keeps every
+    subterm alive, and a Python wrapper per node cost most of the time."""
+    return _Walk(env, n, {} if memo is None else memo).value(t.as_ast())
 
 
-def _eval(t, env, n, memo):
-    key = t.get_id()
-    hit = memo.get(key)
-    if hit is not None:
-        return hit
-    out = _eval1(t, env, n, memo)
-    memo[key] = out
-    return out
+_BOOL_OPS = (z3.Z3_OP_NOT, z3.Z3_OP_AND, z3.Z3_OP_OR, z3.Z3_OP_EQ, z3.Z3_OP_DISTINCT,
+             z3.Z3_OP_ULT, z3.Z3_OP_ULEQ, z3.Z3_OP_UGT, z3.Z3_OP_UGEQ,
+             z3.Z3_OP_SLT, z3.Z3_OP_SLEQ, z3.Z3_OP_SGT, z3.Z3_OP_SGEQ)
 
 
-def _eval1(t, env, n, memo):
-    k = t.decl().kind()
-    if z3.is_bv_value(t):
-        if t.size() > 64:
-            raise NotEvaluable("wider than 64 bits")
-        return np.full(n, t.as_long(), dtype=_U64)
-    if k == z3.Z3_OP_TRUE:
-        return np.ones(n, bool)
-    if k == z3.Z3_OP_FALSE:
-        return np.zeros(n, bool)
-    if k == z3.Z3_OP_UNINTERPRETED and t.num_args() == 0:
-        v = env.get(str(t))
-        if v is None:
-            raise NotEvaluable(f"free constant {t}")
-        return v
-    a = [_eval(c, env, n, memo) for c in t.children()]
-    if z3.is_bv(t):
-        w = t.size()
+class _Walk:
+    def __init__(self, env: Mapping[str, np.ndarray], n: int, memo: dict) -> None:
+        self.env, self.n, self.memo = env, n, memo
+        self.ctx = z3.main_ctx().ref()
+
+    def width(self, a) -> int:
+        """The bit-vector width of raw AST `a`; 0 for any other sort."""
+        R, ctx = _R, self.ctx
+        s = R.sort(ctx, a)
+        return R.bv_size(ctx, s) if R.sort_kind(ctx, s) == z3.Z3_BV_SORT else 0
+
+    def value(self, a) -> np.ndarray:
+        key = _R.ast_id(self.ctx, a)
+        hit = self.memo.get(key)
+        if hit is not None:
+            return hit
+        out = self.compute(a)
+        self.memo[key] = out
+        return out
+
+    def compute(self, t) -> np.ndarray:
+        R, ctx, n = _R, self.ctx, self.n
+        kind = R.ast_kind(ctx, t)
+        if kind == z3.Z3_NUMERAL_AST:
+            w = self.width(t)
+            if not w or w > 64:
+                raise NotEvaluable("a numeral wider than 64 bits or not a bit-vector")
+            return np.full(n, int(R.numeral(ctx, t)), dtype=_U64)
+        if kind != z3.Z3_APP_AST:
+            raise NotEvaluable("a quantifier or variable")
+        d = R.app_decl(ctx, t)
+        k = R.decl_kind(ctx, d)
+        if k == z3.Z3_OP_TRUE:
+            return np.ones(n, bool)
+        if k == z3.Z3_OP_FALSE:
+            return np.zeros(n, bool)
+        nargs = R.num_args(ctx, t)
+        if k == z3.Z3_OP_UNINTERPRETED and nargs == 0:
+            name = R.symbol(ctx, R.decl_name(ctx, d)).decode()
+            v = self.env.get(name)
+            if v is None:
+                raise NotEvaluable(f"free constant {name}")
+            return v
+        args = [R.app_arg(ctx, t, j) for j in range(nargs)]
+        a = [self.value(c) for c in args]
+        w = self.width(t)
+        if w:
+            return self.bitvector(t, d, k, w, args, a)
+        return self.boolean(k, args, a)
+
+    def bitvector(self, t, d, k, w: int, args, a) -> np.ndarray:
+        R, ctx, n = _R, self.ctx, self.n
         if w > 64:
             raise NotEvaluable("wider than 64 bits")
         m = _mask(w)
@@ -132,24 +168,24 @@ def _eval1(t, env, n, memo):
                 return (np.right_shift(sv, np.minimum(sc, _U64(w - 1)).astype(np.int64))
                         .view(_U64) & m)
             if k == z3.Z3_OP_EXTRACT:
-                hi, lo = t.params()
+                hi, lo = R.decl_int(ctx, d, 0), R.decl_int(ctx, d, 1)
                 return (a[0] >> _U64(lo)) & _mask(hi - lo + 1)
             if k == z3.Z3_OP_ZERO_EXT:
                 return a[0]
             if k == z3.Z3_OP_SIGN_EXT:
-                wi = t.arg(0).size()
-                return _signed(a[0], wi).view(_U64) & m
+                return _signed(a[0], self.width(args[0])).view(_U64) & m
             if k == z3.Z3_OP_CONCAT:
                 r = np.zeros(n, _U64)
-                for c, x in zip(t.children(), a):
-                    r = (r << _U64(c.size())) | x if c.size() < 64 else x
+                for c, x in zip(args, a):
+                    cw = self.width(c)
+                    r = (r << _U64(cw)) | x if cw < 64 else x
                 return r & m
             if k in (z3.Z3_OP_BUDIV, z3.Z3_OP_BUDIV_I, z3.Z3_OP_BUREM, z3.Z3_OP_BUREM_I):
                 zero = a[1] == 0
-                d = np.where(zero, _U64(1), a[1])
+                dv = np.where(zero, _U64(1), a[1])
                 if k in (z3.Z3_OP_BUDIV, z3.Z3_OP_BUDIV_I):
-                    return np.where(zero, m, a[0] // d)
-                return np.where(zero, a[0], a[0] % d)
+                    return np.where(zero, m, a[0] // dv)
+                return np.where(zero, a[0], a[0] % dv)
             if k in (z3.Z3_OP_BSDIV, z3.Z3_OP_BSDIV_I, z3.Z3_OP_BSREM, z3.Z3_OP_BSREM_I):
                 x, y = _signed(a[0], w), _signed(a[1], w)
                 zero = y == 0
@@ -162,31 +198,33 @@ def _eval1(t, env, n, memo):
                     return q.view(_U64) & m
                 r = np.where(zero, x, x - q * ys)
                 return r.view(_U64) & m
-        raise NotEvaluable(f"operation {t.decl().name()}")
-    if k == z3.Z3_OP_NOT:
-        return ~a[0]
-    if k in (z3.Z3_OP_AND, z3.Z3_OP_OR):
-        return functools.reduce(operator.and_ if k == z3.Z3_OP_AND else operator.or_, a)
-    if k == z3.Z3_OP_EQ:
-        return a[0] == a[1]
-    if k == z3.Z3_OP_DISTINCT and len(a) == 2:
-        return a[0] != a[1]
-    if k == z3.Z3_OP_ITE:
-        return np.where(a[0], a[1], a[2])
-    if k in (z3.Z3_OP_ULT, z3.Z3_OP_ULEQ, z3.Z3_OP_UGT, z3.Z3_OP_UGEQ):
-        x, y = a
-    elif k in (z3.Z3_OP_SLT, z3.Z3_OP_SLEQ, z3.Z3_OP_SGT, z3.Z3_OP_SGEQ):
-        w = t.arg(0).size()
-        x, y = _signed(a[0], w), _signed(a[1], w)
-    else:
-        raise NotEvaluable(f"operation {t.decl().name()}")
-    if k in (z3.Z3_OP_ULT, z3.Z3_OP_SLT):
-        return x < y
-    if k in (z3.Z3_OP_ULEQ, z3.Z3_OP_SLEQ):
-        return x <= y
-    if k in (z3.Z3_OP_UGT, z3.Z3_OP_SGT):
-        return x > y
-    return x >= y
+        raise NotEvaluable(f"operation {R.symbol(ctx, R.decl_name(ctx, d)).decode()}")
+
+    def boolean(self, k, args, a) -> np.ndarray:
+        if k == z3.Z3_OP_NOT:
+            return ~a[0]
+        if k in (z3.Z3_OP_AND, z3.Z3_OP_OR):
+            return functools.reduce(operator.and_ if k == z3.Z3_OP_AND else operator.or_, a)
+        if k == z3.Z3_OP_ITE:
+            return np.where(a[0], a[1], a[2])
+        if k not in _BOOL_OPS or (k == z3.Z3_OP_DISTINCT and len(a) != 2):
+            raise NotEvaluable(f"operation of kind {k}")
+        if k in (z3.Z3_OP_EQ, z3.Z3_OP_DISTINCT):
+            if not self.width(args[0]) and a[0].dtype != bool:
+                raise NotEvaluable("equality of a sort other than bit-vectors and Booleans")
+            return a[0] == a[1] if k == z3.Z3_OP_EQ else a[0] != a[1]
+        if k in (z3.Z3_OP_ULT, z3.Z3_OP_ULEQ, z3.Z3_OP_UGT, z3.Z3_OP_UGEQ):
+            x, y = a
+        else:
+            w = self.width(args[0])
+            x, y = _signed(a[0], w), _signed(a[1], w)
+        if k in (z3.Z3_OP_ULT, z3.Z3_OP_SLT):
+            return x < y
+        if k in (z3.Z3_OP_ULEQ, z3.Z3_OP_SLEQ):
+            return x <= y
+        if k in (z3.Z3_OP_UGT, z3.Z3_OP_SGT):
+            return x > y
+        return x >= y
 
 
 __all__ = ["NotEvaluable", "evaluate"]

@@ -134,3 +134,10 @@ class read:
     app_decl = staticmethod(_unchecked(_C.Z3_get_app_decl))
     app_arg = staticmethod(_unchecked(_C.Z3_get_app_arg))
     num_args = staticmethod(_unchecked(_C.Z3_get_app_num_args))
+    sort = staticmethod(_unchecked(_C.Z3_get_sort))
+    sort_kind = staticmethod(_unchecked(_C.Z3_get_sort_kind))
+    bv_size = staticmethod(_unchecked(_C.Z3_get_bv_sort_size))
+    numeral = staticmethod(_unchecked(_C.Z3_get_numeral_string))       # bytes
+    decl_name = staticmethod(_unchecked(_C.Z3_get_decl_name))
+    symbol = staticmethod(_unchecked(_C.Z3_get_symbol_string))          # bytes
+    decl_int = staticmethod(_unchecked(_C.Z3_get_decl_int_parameter))

@@ -454,7 +454,8 @@ class Executor:
             here = np.asarray(_concrete_bools(self.mask), dtype=bool)
             miss = np.asarray(_concrete_bools(missing), dtype=bool)
             ctas_here = set(self.cta_of_lane[here].tolist())
-            bad = [i for i in np.nonzero(miss)[0].tolist() if self.cta_of_lane[i] in ctas_here]
+            bad = [i for i in np.nonzero(miss)[0].tolist() if self.cta_of_lane[i] in ctas_here
+                   and not self._uniform(int(self.cta_of_lane[i]), live)]
             if bad:
                 raise ExecutionError(
                     f"barrier divergence: {self.thread_name(bad[0])} does not reach this "
@@ -463,6 +464,21 @@ class Executor:
         self.barrier_epoch += 1
         here = np.asarray(_concrete_bools(self.mask), dtype=bool)
         self.cta_epoch[np.unique(self.cta_of_lane[here])] += 1
+
+    def _uniform(self, cta: int, live) -> bool:
+        """Do all live lanes of `cta` arrive under the very same (symbolic) mask? Then they
+        all reach the barrier or none does: no divergence, whatever the mask's value (a loop
+        over a symbolic trip count that every thread runs alike)."""
+        lanes = np.nonzero(self.cta_of_lane == cta)[0].tolist()
+        keys = set()
+        for i in lanes:
+            if isinstance(live[i], (bool, np.bool_)) and not live[i]:
+                continue                     # exited for sure
+            if not isinstance(live[i], (bool, np.bool_)):
+                return False
+            m = self.mask[i]
+            keys.add(("c", bool(m)) if isinstance(m, (bool, np.bool_)) else m.get_id())
+        return len(keys) <= 1
 
     # -- the SIMT loop ---------------------------------------------------------------------
     def run(self) -> None:

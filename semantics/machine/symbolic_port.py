@@ -35,6 +35,7 @@ from semantics.domains import z3raw
 from semantics.domains.symbolic import SymbolicDomain
 from semantics.errors import UnsupportedError
 from semantics.machine.concrete_port import ConcretePort
+from semantics.machine.indexed_buffers import IndexedBuffer, IndexedBuffers
 from semantics.machine.memory import ConcreteMemory
 from semantics.machine.symbolic_races import SymbolicRaceLog
 
@@ -70,6 +71,11 @@ class ShapeObligation:
         return z3.Or([z3.And(z3.Or([_bool(c) for c in conds]),
                              z3.ULT(self.length, z3.BitVecVal(end, 64)))
                       for conds, end in self.reaches])
+
+
+class AddressBudget(UnsupportedError):
+    """Symbolic addresses that take too many values to split access by access: the verifier
+    may run the launch again with indexed buffers (`semantics.machine.indexed_buffers`)."""
 
 
 @dataclass(frozen=True)
@@ -242,6 +248,14 @@ class SymbolicPort:
         # directly instead of re-simplifying the whole chain (see `_picked`).
         self.chains: dict[int, tuple[Any, Any, dict[int, Any], Any]] = {}
         self.words: dict[tuple[int, int, int], object] = {}
+        # Buffers read or written at symbolic offsets without splitting (`use_indexed`).
+        self.indexed: IndexedBuffers | None = None
+        self.indexed_loaded: dict[int, Any] = {}
+        # Shared-memory bytes written only under symbolic conditions: (region, flat) -> the
+        # disjunction of those conditions. A read is of written memory when the verifier's
+        # `possible` shows that it cannot happen where none of them held.
+        self.init_conds: dict[tuple[int, int], Any] = {}
+        self.possible = None
 
     def use_shape(self, shape: LaunchShape, cta_of_lane: np.ndarray,
                   allocs: dict[str, Any]) -> None:
@@ -249,6 +263,14 @@ class SymbolicPort:
         for name, length in shape.limits.items():
             a = allocs[name]
             self.limits.append((a.base, a.base + a.size, name, length))
+
+    def use_indexed(self, access: dict[str, tuple[str, str]], allocs: dict[str, Any]) -> None:
+        """Address the buffers in `access` (PTX parameter -> ("in" | "out", label)) as
+        indexed buffers (`semantics.machine.indexed_buffers`)."""
+        self.indexed = IndexedBuffers([IndexedBuffer(name, allocs[name].base,
+                                                     allocs[name].base + allocs[name].size,
+                                                     a, label)
+                                       for name, (a, label) in access.items()])
 
     # -- addressing ------------------------------------------------------------------------
     def _places(self, x, space, addr, nbytes, mask, align, kind="r", value=None):
@@ -264,6 +286,11 @@ class SymbolicPort:
             # trace there, while its shared memory is its own (and concrete masks keep the
             # shared-memory initialization tracking exact).
             cond = [_and(m, e) for m, e in zip(cond, self.exists_of_lane)]
+        self.indexed_loaded = {}
+        if self.indexed is not None and space not in _PER_CTA_SPACES:
+            addr, cond = list(addr), list(cond)
+            self.indexed_loaded = self.indexed.divert(x, kind, addr, cond, value, nbytes, align,
+                                                      _split_address, _assuming)
         if not all(_concrete(a) for a in addr):
             sym = [i for i, v in enumerate(addr) if not _concrete(v)]
             self.symbolic_lanes = self._resolve(x, space, addr, nbytes, cond, sym, align, kind)
@@ -288,6 +315,8 @@ class SymbolicPort:
                     x.ins.loc, z3.Or([cond[i] for i in lanes])))
                 maybe &= ~bad
             arr, flat, init = self.checker._locate(x, space, a, nbytes, maybe, align)
+        if self.indexed is not None and arr is self.mem.g:
+            self.indexed.guard(x, kind, a[maybe].tolist())
         if self.limits and arr is self.mem.g:
             self._bounds(x, a, nbytes, maybe, cond)
         if self.races is not None:
@@ -319,7 +348,7 @@ class SymbolicPort:
             base, off = _split_address(addr[lane])
             values = self.resolver(off, c)
             if values is None:
-                raise UnsupportedError(f"'{x.form.name}' uses an address that depends on input "
+                raise AddressBudget(f"'{x.form.name}' uses an address that depends on input "
                                        f"data or takes too many values ({x.thread_name(lane)})",
                                        x.ins.loc)
             # Offsets over shape scalars (a set) that take thousands of values are the 2-D
@@ -327,7 +356,7 @@ class SymbolicPort:
             # input (a dict) take at most 256 per lane, and every lane may use them.
             budget -= len(values) * (1 if isinstance(values, dict) else self.DATA_SHARE)
             if budget < 0:
-                raise UnsupportedError(f"'{x.form.name}' uses symbolic addresses that take too "
+                raise AddressBudget(f"'{x.form.name}' uses symbolic addresses that take too "
                                        f"many values over its lanes (at most "
                                        f"{self.RESOLVE_BUDGET // self.DATA_SHARE} over launch "
                                        f"shapes, {self.RESOLVE_BUDGET} over input data)",
@@ -358,6 +387,8 @@ class SymbolicPort:
                 out.append(_SplitLane(lane, off, c, [], {}))
                 continue
             good_conds = [conds[j] for j in good.tolist()]
+            if self.indexed is not None and arr is self.mem.g:
+                self.indexed.guard(x, kind, where[good].tolist())
             if self.limits and arr is self.mem.g:
                 self._bounds(x, where[good], nbytes, np.ones(good.size, bool), good_conds)
             if self.races is not None:
@@ -434,11 +465,14 @@ class SymbolicPort:
 
     # -- the port ----------------------------------------------------------------------------
     def load(self, x, space, addr, nbytes, mask, align=None):
-        arr, flat, maybe, init, _ = self._places(x, space, addr, nbytes, mask, align)
+        arr, flat, maybe, init, cond = self._places(x, space, addr, nbytes, mask, align)
         out = [0] * len(addr)
+        for lane, v in self.indexed_loaded.items():
+            out[lane] = v
         for lane in np.nonzero(maybe)[0].tolist():
             f = int(flat[lane])
-            if init is not None and not init[f:f + nbytes].all():
+            if init is not None and not init[f:f + nbytes].all() and \
+                    not self._written(arr, init, f, nbytes, self._own(cond[lane], lane)):
                 # The emulator's zeros are not what silicon holds: a result that depends on
                 # this read is not determined by the kernel's inputs.
                 x.effect("uninitialized", f"read of never-written shared memory by "
@@ -466,12 +500,38 @@ class SymbolicPort:
             self.chains[chain.get_id()] = (chain, off, words, last)
         return chain
 
-    @staticmethod
-    def _check_initialized(x, places, nbytes: int, lane: int) -> None:
-        """A read of shared memory no store has certainly written (a store under a condition
-        does not count): the emulator's zeros are not what silicon holds."""
-        for _, _, f, _, init in places:
-            if init is not None and not init[f:f + nbytes].all():
+    def _own(self, cond, lane: int):
+        """The lane's condition with its CTA's existence: a CTA that is not launched reads
+        nothing (shared-memory accesses do not carry it, see `_places`)."""
+        if self.exists_of_lane is None:
+            return cond
+        return _and(cond, self.exists_of_lane[lane])
+
+    def _written(self, arr, init, f: int, nbytes: int, cond) -> bool:
+        """Have stores under symbolic conditions written bytes [f, f + nbytes) wherever a
+        read under `cond` happens? (`possible` decides `cond and not written`: by evaluation
+        at every shape when both mention only shape scalars, else by a solver; an unknown
+        answer counts as possible, so the read stays flagged.)"""
+        if self.possible is None:
+            return False
+        region = _region(arr)
+        written = []
+        for i in range(nbytes):
+            if init[f + i]:
+                continue
+            w = self.init_conds.get((region, f + i))
+            if w is None:
+                return False
+            written.append(w)
+        w = written[0] if len(set(t.get_id() for t in written)) == 1 else z3.And(written)
+        return not self.possible(z3.And(_bool(cond), z3.Not(w)))
+
+    def _check_initialized(self, x, places, nbytes: int, lane: int) -> None:
+        """A read of shared memory no store has certainly written, nor written wherever
+        this read happens (`_written`): the emulator's zeros are not what silicon holds."""
+        for _, arr, f, ck, init in places:
+            if init is not None and not init[f:f + nbytes].all() and \
+                    not self._written(arr, init, f, nbytes, self._own(ck, lane)):
                 x.effect("uninitialized", f"read of possibly never-written shared memory "
                                           f"by {x.thread_name(lane)}")
                 return
@@ -482,10 +542,13 @@ class SymbolicPort:
         w = nbytes * 8
         for lane in np.nonzero(maybe)[0].tolist():
             f = int(flat[lane])
-            if init is not None and _concrete(mask[lane]):
-                init[f:f + nbytes] = True
-            v = value[lane]
             m = mask[lane]
+            if init is not None:
+                if _concrete(m):
+                    init[f:f + nbytes] = True
+                else:
+                    self._written_under(arr, init, f, nbytes, m)
+            v = value[lane]
             if not _concrete(m):      # a store under a data-dependent condition
                 # Registers written under this condition are If(cond, new, old): what is
                 # stored where the condition holds is `new` (keeps both kernels' terms alike).
@@ -497,14 +560,23 @@ class SymbolicPort:
         for split in self.symbolic_lanes:
             lane, off, places = split.lane, split.off, split.places
             chains = self._chains_in(value[lane], off)
-            for k, arr_k, f, ck, _ in places:
+            for k, arr_k, f, ck, init_k in places:
                 # One substitution for both: `value` where the lane runs and `off == k`
                 # (a load chain through the same offset is its word for `k`).
                 picked = tuple((c, words.get(k, last)) for c, words, last in chains)
                 v = _term(_assuming(value[lane], ck,
                                     ((off, z3.BitVecVal(k, off.size())),) + picked), w)
+                if init_k is not None:
+                    self._written_under(arr_k, init_k, f, nbytes, _bool(ck))
                 self._write(arr_k, f, nbytes,
                             z3raw.If(ck, v, _term(self._read(arr_k, f, nbytes), w)))
+
+    def _written_under(self, arr, init, f: int, nbytes: int, m) -> None:
+        region = _region(arr)
+        for i in range(nbytes):
+            if not init[f + i]:
+                prev = self.init_conds.get((region, f + i))
+                self.init_conds[(region, f + i)] = m if prev is None else z3raw.Or(prev, m)
 
     def _chains_in(self, value, off, budget: int = 256) -> list:
         """The load chains through offset `off` inside `value`, found without descending

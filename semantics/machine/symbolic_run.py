@@ -15,6 +15,7 @@ import z3
 
 from semantics.domains.symbolic import SymbolicDomain
 from semantics.machine.executor import Effect, Executor, Geometry
+from semantics.machine.indexed_buffers import IndexedAccess
 from semantics.machine.kernel import PreparedKernel
 from semantics.machine.memory import ConcreteMemory, GlobalLayout
 from semantics.machine.run import scalar_bits
@@ -37,6 +38,7 @@ class SymbolicLaunch:
     symbolic_control: bool            # some branch or guard depended on symbolic data
     obligations: tuple[ShapeObligation, ...] = ()   # with a LaunchShape: bounds to prove
     races: tuple[RacePair, ...] = ()                # with detect_races: conflicting accesses
+    indexed: tuple[IndexedAccess, ...] = ()         # with `indexed`: the logged accesses
 
 
 def run_symbolic(k: PreparedKernel, grid: tuple[int, int, int], block: tuple[int, int, int],
@@ -44,14 +46,19 @@ def run_symbolic(k: PreparedKernel, grid: tuple[int, int, int], block: tuple[int
                  unroll: int | None = 64, max_steps: int = 5_000_000,
                  shape: LaunchShape | None = None, special_terms: dict | None = None,
                  detect_races: bool = False, prune=None, resolver=None,
-                 settle=None) -> SymbolicLaunch:
+                 settle=None, possible=None,
+                 indexed: dict[str, tuple[str, str]] | None = None) -> SymbolicLaunch:
     """`shape` makes this a maximal launch standing for every shape it allows (see
     `semantics.machine.symbolic_port`); `special_terms` gives special registers symbolic
     values (%nctaid); `detect_races` logs every access with its condition and returns the
     conflicting pairs (`semantics.machine.symbolic_races`); `prune(mask)` drops infeasible lanes
     at loop re-entry; `settle(mask)` makes lane masks that decide alike at every allowed shape
     concrete (see `Executor`); `resolver(offset, condition)` lists the values a symbolic
-    address offset takes (see `SymbolicPort._resolve`)."""
+    address offset takes (see `SymbolicPort._resolve`); `possible(cond)` says whether a lane
+    condition may hold (for shared memory written under symbolic conditions);
+    `indexed` (PTX parameter -> ("in" | "out", label)) addresses those buffers without splitting
+    symbolic offsets (`semantics.machine.indexed_buffers`), their accesses come back in
+    `indexed`."""
     params = k.fn.params
     if len(args) != len(params):
         raise ValueError(f"{k.name} takes {len(params)} arguments, {len(args)} given")
@@ -77,6 +84,7 @@ def run_symbolic(k: PreparedKernel, grid: tuple[int, int, int], block: tuple[int
     port = SymbolicPort(mem, races=SymbolicRaceLog(block[0] * block[1] * block[2])
                         if detect_races else None)
     port.resolver = resolver
+    port.possible = possible
     for alloc, buf in allocs.values():
         nbytes = buf.elem_bits // 8
         for i, v in enumerate(buf.values):
@@ -93,6 +101,8 @@ def run_symbolic(k: PreparedKernel, grid: tuple[int, int, int], block: tuple[int
             raise ValueError(f"{len(shape.exists)} existence conditions for {len(ctas)} CTAs")
         port.use_shape(shape, np.arange(geom.lanes, dtype=np.int64) // threads,
                        {name: alloc for name, (alloc, _) in allocs.items()})
+    if indexed:
+        port.use_indexed(indexed, {name: alloc for name, (alloc, _) in allocs.items()})
     ex = Executor(k, SymbolicDomain(geom.lanes), port, geom, values, max_steps=max_steps,
                   dynamic_shared=dynamic_shared, unroll=unroll, special_terms=special_terms,
                   prune=prune, settle=settle)
@@ -104,4 +114,5 @@ def run_symbolic(k: PreparedKernel, grid: tuple[int, int, int], block: tuple[int
         out[name] = [port._read(mem.g, base + i * nbytes, nbytes) for i in range(len(buf.values))]
     return SymbolicLaunch(out, tuple(ex.effects), ex.symbolic_control,
                           tuple(port.obligations),
-                          tuple(port.races.pairs()) if port.races is not None else ())
+                          tuple(port.races.pairs()) if port.races is not None else (),
+                          tuple(port.indexed.accesses) if port.indexed is not None else ())

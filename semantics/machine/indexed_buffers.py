@@ -1,0 +1,157 @@
+"""Global buffers addressed at symbolic offsets without splitting the offsets by value.
+
+A transpose over symbolic `rows` and `cols` reads `in[y * cols + x]`: one lane's offset takes
+a value per shape, and splitting every lane's access by value (`SymbolicPort._resolve`) is
+quadratic. For buffers that one kernel only reads (`in`) or only writes (`out`) there is an
+exact representation that needs no split (docs/launch-shapes.md, "Two symbolic dimensions"):
+
+- a load from a read-only buffer at a symbolic offset is `Select(A, offset)` on an SMT array
+  that stands for the buffer's unchanging contents (one array per access width), indexed by
+  the byte offset from the buffer's start. The verifier reads `Select(A, o)` at a shape as
+  the input element at byte `o` (`verifier.indexed`), the same element a load at a concrete
+  address gets as a term;
+- every store to a write-only buffer, at a concrete or a symbolic offset, is appended to a
+  *write log* `(condition, offset, value)` in program order, and the buffer itself is left
+  untouched; the verifier replays the log at every allowed shape with numpy.
+
+Anything else on such a buffer (a load from the write-only one, a store to the read-only one,
+an atomic) is refused by name: the representation would no longer be exact. Bounds, alignment
+and two writers of one element are checked by the verifier on the logged accesses, shape by
+shape; the port does not see these accesses in its own checks or race log.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import z3
+
+from semantics.errors import UnsupportedError
+
+
+@dataclass(frozen=True)
+class IndexedBuffer:
+    """A buffer in this mode: PTX parameter `name` occupies bytes [base, end); `access` is
+    "in" (the kernel only reads it) or "out" (only writes it); `label` names its arrays and
+    accesses (the pair spec's parameter name, so that both kernels share the arrays)."""
+
+    name: str
+    base: int
+    end: int
+    access: str
+    label: str
+
+
+@dataclass(frozen=True)
+class IndexedAccess:
+    """One lane's access to an indexed buffer: `offset` is the byte offset from the buffer's
+    start (an int or a 64-bit term), `cond` when it happens (True or a z3 Bool, the CTA's
+    existence included), `value` the stored value (writes) or the `Select` term (reads)."""
+
+    kind: str            # "r" | "w"
+    buffer: str          # the buffer's label
+    offset: Any
+    nbytes: int
+    align: int
+    cond: Any
+    value: Any
+    lane: int
+    what: str            # e.g. "'st.global.f32' by thread (3,0,0) of CTA (1,0,0)"
+    loc: Any
+
+
+ARRAY_PREFIX = "keq!indexed!"
+_ARRAYS: dict[tuple[str, int], Any] = {}
+
+
+def array(buffer: str, nbytes: int):
+    """The SMT array standing for `buffer`'s contents read `nbytes` at a time."""
+    key = (buffer, nbytes)
+    a = _ARRAYS.get(key)
+    if a is None:
+        a = _ARRAYS[key] = z3.Array(f"{ARRAY_PREFIX}{buffer}!{nbytes}", z3.BitVecSort(64),
+                                    z3.BitVecSort(8 * nbytes))
+    return a
+
+
+def array_buffer(decl_name: str) -> tuple[str, int] | None:
+    """(buffer, nbytes) of an array made by `array`, from its name; None for other names."""
+    if not decl_name.startswith(ARRAY_PREFIX):
+        return None
+    buffer, _, nbytes = decl_name[len(ARRAY_PREFIX):].rpartition("!")
+    return buffer, int(nbytes)
+
+
+class IndexedBuffers:
+    """The indexed buffers of one launch and the accesses logged to them."""
+
+    # A symbolic address belongs to the buffer whose base is the nearest at or below its
+    # constant part, when that part lies inside the buffer or the guard gap after it.
+    SLACK = 0x1000
+
+    def __init__(self, buffers: list[IndexedBuffer]) -> None:
+        self.buffers = sorted(buffers, key=lambda b: b.base)
+        self.accesses: list[IndexedAccess] = []
+
+    def _inside(self, address: int) -> IndexedBuffer | None:
+        return next((b for b in self.buffers if b.base <= address < b.end), None)
+
+    def _owner(self, base: int) -> IndexedBuffer | None:
+        below = [b for b in self.buffers if b.base <= base < b.end + self.SLACK]
+        return below[-1] if below else None
+
+    def divert(self, x, kind: str, addr: list, cond: list, value, nbytes: int, align,
+               split, assuming) -> dict[int, Any]:
+        """Take the lanes that access an indexed buffer out of `addr`/`cond` (in place: their
+        condition becomes False) and log them. Returns {lane: loaded term} for reads.
+        `split(address) -> (constant part, offset term)`; `assuming(value, cond)` is the
+        value where the lane's condition holds (see `SymbolicPort`)."""
+        loaded: dict[int, Any] = {}
+        concrete = (int, bool)
+        for lane, (a, c) in enumerate(zip(addr, cond)):
+            if isinstance(c, concrete) and not c:
+                continue
+            if not isinstance(a, concrete):
+                base, off = split(a)          # simplified: a constant address is an int
+                if z3.is_bv_value(off):
+                    a = (base + off.as_long()) & 0xFFFF_FFFF_FFFF_FFFF
+            if isinstance(a, concrete):
+                b = self._inside(int(a))
+                if b is None or (b.access == "in" and kind == "r"):
+                    continue          # the ordinary path: a term per input element
+                offset: Any = int(a) - b.base
+            else:
+                b = self._owner(base)
+                if b is None:
+                    continue
+                offset = z3.simplify(off + z3.BitVecVal(base - b.base, 64)) \
+                    if base != b.base else off
+            what = f"'{x.form.name}' by {x.thread_name(lane)}"
+            if (b.access, kind) not in (("in", "r"), ("out", "w")):
+                verb = {"r": "reads", "w": "writes", "a": "updates (atomically)"}[kind]
+                raise UnsupportedError(f"{what} {verb} '{b.label}', declared access = "
+                                       f"\"{b.access}\": an indexed buffer follows only "
+                                       f"{'loads from' if b.access == 'in' else 'stores to'} "
+                                       f"it", x.ins.loc)
+            if kind == "r":
+                v = z3.Select(array(b.label, nbytes),
+                              offset if not isinstance(offset, int) else
+                              z3.BitVecVal(offset, 64))
+                loaded[lane] = v
+            else:
+                v = assuming(value[lane], c)
+            self.accesses.append(IndexedAccess(kind, b.label, offset, nbytes, align or nbytes,
+                                               c, v, lane, what, x.ins.loc))
+            cond[lane] = False
+            addr[lane] = 0
+        return loaded
+
+    def guard(self, x, kind: str, addresses) -> None:
+        """The ordinary path must not touch an indexed buffer but to read an `in` one (its
+        stores would bypass the write log): refused by name, a keq limitation."""
+        for a in addresses:
+            b = self._inside(int(a))
+            if b is not None and (b.access, kind) != ("in", "r"):
+                raise UnsupportedError(f"'{x.form.name}' accesses '{b.label}' at an address "
+                                       f"the indexed-buffer mode does not follow", x.ins.loc)
