@@ -88,83 +88,138 @@ def violation(at_shapes: Evaluate, count: int, buffers: dict[str, IndexedBuffer]
     return None
 
 
+_UNSEEN = object()
+
+
 class _Codes:
-    """Per shape, the code of the term a value selects (see the module docstring)."""
+    """The code of the term a value selects at given shapes (see the module docstring).
+
+    `assign(value, shapes, cells)` records the codes of `value` at `shapes` for the output
+    cells `cells`; `Select`s are collected and resolved together in `resolve` (one numpy pass
+    over every cell instead of a few calls per store)."""
 
     def __init__(self, at_shapes: Evaluate, count: int,
                  buffers: dict[str, IndexedBuffer]) -> None:
         self.at_shapes, self.count, self.buffers = at_shapes, count, buffers
-        self.memo: dict[int, np.ndarray] = {}
+        self.arrays: dict[int, tuple[str, int] | None] = {}
         self.pinned: list = []
+        self.fixed: list[tuple[np.ndarray, np.ndarray]] = []      # (cells, codes)
+        self.selects: dict[str, list] = {}      # buffer -> [(cells, byte offsets, own code)]
 
-    def of(self, t, width: int) -> np.ndarray:
+    def assign(self, t, width: int, shapes: np.ndarray, cells: np.ndarray) -> None:
         if isinstance(t, (int, np.integer)):
             t = z3.BitVecVal(int(t), width)      # hash-consed: one id per value and width
         self.pinned.append(t)
-        return self._walk(t)
+        stack = [(t, shapes, cells)]
+        while stack:
+            e, sh, ce = stack.pop()
+            if not sh.size:
+                continue
+            if z3.is_app_of(e, z3.Z3_OP_ITE):
+                c = self.at_shapes(e.arg(0))
+                if c is not None:
+                    pick = c[sh]
+                    stack.append((e.arg(1), sh[pick], ce[pick]))
+                    stack.append((e.arg(2), sh[~pick], ce[~pick]))
+                    continue
+            elif z3.is_select(e) and z3.is_const(e.arg(0)):
+                found = self._selected(e)
+                if found is not None:
+                    name, off = found
+                    self.selects.setdefault(name, []).append((ce, off[sh], -e.get_id()))
+                    continue
+            self.fixed.append((ce, np.full(ce.size, e.get_id(), dtype=np.int64)))
 
-    def _walk(self, e) -> np.ndarray:
-        key = e.get_id()
-        hit = self.memo.get(key)
-        if hit is not None:
-            return hit
-        out = None
-        if z3.is_app_of(e, z3.Z3_OP_ITE):
-            c = self.at_shapes(e.arg(0))
-            if c is not None:
-                out = np.where(c, self._walk(e.arg(1)), self._walk(e.arg(2)))
-        elif z3.is_select(e) and z3.is_const(e.arg(0)):
-            out = self._selected(e, key)
-        if out is None:
-            out = np.full(self.count, key, dtype=np.int64)
-        self.memo[key] = out
-        return out
-
-    def _selected(self, e, key: int) -> np.ndarray | None:
-        """The input element `Select(A, offset)` reads at each shape: its term's id."""
-        named = array_buffer(e.arg(0).decl().name())
+    def _selected(self, e) -> tuple[str, np.ndarray] | None:
+        """(the input buffer, the byte offset at every shape) a `Select` reads; None when it
+        is not one of ours, reads part of an element or at a data-dependent offset."""
+        arr = e.arg(0)
+        named = self.arrays.get(arr.get_id(), _UNSEEN)
+        if named is _UNSEEN:
+            named = self.arrays[arr.get_id()] = array_buffer(arr.decl().name())
+            self.pinned.append(arr)
         if named is None or named[0] not in self.buffers:
             return None
-        b = self.buffers[named[0]]
         off = self.at_shapes(e.arg(1))
-        if named[1] != b.elem_bytes or off is None:
-            return None           # a part of an element, or a data-dependent offset: opaque
-        esz = np.uint64(b.elem_bytes)
-        ok = (off % esz == 0) & (off // esz < np.uint64(b.ids.size))
-        idx = np.where(ok, off // esz, 0).astype(np.int64)
-        # Where the offset is no element, the read is out of bounds (bounds refute it where
-        # the access happens); elsewhere the value is never used: its own code.
-        return np.where(ok, b.ids[idx], -key)
+        if named[1] != self.buffers[named[0]].elem_bytes or off is None:
+            return None
+        return named[0], off
+
+    def resolve(self, out: np.ndarray) -> None:
+        """Write every recorded code into `out` (indexed by cell)."""
+        for cells, codes in self.fixed:
+            out[cells] = codes
+        for name, parts in self.selects.items():
+            b = self.buffers[name]
+            cells = np.concatenate([p[0] for p in parts])
+            off = np.concatenate([p[1] for p in parts])
+            own = np.concatenate([np.full(p[0].size, p[2], dtype=np.int64) for p in parts])
+            esz = np.uint64(b.elem_bytes)
+            idx = off // esz
+            ok = (off % esz == 0) & (idx < np.uint64(b.ids.size))
+            # Where the offset is no element, the read is out of bounds (bounds refute it
+            # where the access happens); elsewhere the value is never used: its own code.
+            out[cells] = np.where(ok, b.ids[np.where(ok, idx, 0).astype(np.int64)], own)
+        self.fixed, self.selects = [], {}
 
 
 def replay_log(codes: _Codes, at_shapes: Evaluate, b: IndexedBuffer, width: int,
                initial: np.ndarray, accesses: tuple[IndexedAccess, ...], role: str
                ) -> tuple[np.ndarray, Differs | None]:
     """The codes `role` leaves in `b` at every shape (shapes x elements), replaying its
-    write log in program order; with a `Differs` when two threads write one element."""
-    count = codes.count
-    out = np.broadcast_to(initial, (count, initial.size)).copy()
-    writer = np.full((count, initial.size), -1, dtype=np.int64)
+    write log in program order; with a `Differs` when two threads write one element.
+
+    All writes at once: each becomes its (shape, element) cells, numbered shape-major; for
+    cells written more than once, a stable sort by cell keeps program order within a cell,
+    so the cell's last write is the one that stays, and a cell written by two lanes is a
+    clash."""
+    count, n = codes.count, initial.size
     esz = np.uint64(b.elem_bytes)
-    for a in accesses:
-        if a.kind != "w" or a.buffer != b.name:
-            continue
+    cells, lanes, which = [], [], []
+    writes = [a for a in accesses if a.kind == "w" and a.buffer == b.name]
+    total = 0
+    for j, a in enumerate(writes):
         cond = _at(at_shapes, a.cond, count, f"the condition of {a.what}")
-        shapes = np.nonzero(cond)[0]
+        shapes = np.flatnonzero(cond)
         if not shapes.size:
             continue
         if a.nbytes != b.elem_bytes:
             raise NotIndexable(f"{a.what} writes part of an element of '{b.name}'")
         off = _at(at_shapes, a.offset, count, f"the offset of {a.what}")
         elems = (off[shapes] // esz).astype(np.int64)     # inside and aligned: bounds passed
-        prev = writer[shapes, elems]
-        clash = (prev >= 0) & (prev != a.lane)
-        if clash.any():
-            j = int(np.argmax(clash))
-            return out, Differs(int(shapes[j]), f"two threads of the {role} may write element "
-                                                f"{int(elems[j])} of '{b.name}' ({a.what})")
-        out[shapes, elems] = codes.of(a.value, width)[shapes]
-        writer[shapes, elems] = a.lane
+        cells.append(shapes * n + elems)
+        # the write's codes go to positions total.. of the concatenated cells
+        codes.assign(a.value, width, shapes, np.arange(total, total + shapes.size))
+        total += shapes.size
+        lanes.append(np.full(shapes.size, a.lane, dtype=np.int64))
+        which.append(np.full(shapes.size, j, dtype=np.int64))
+    out = np.broadcast_to(initial, (count, n)).copy()
+    if not cells:
+        return out, None
+    values = np.empty(total, dtype=np.int64)
+    codes.resolve(values)
+    cell = np.concatenate(cells)
+    flat = out.reshape(-1)
+    # Most cells are written once: those are assigned directly; only the others are sorted.
+    again = np.bincount(cell, minlength=flat.size)[cell] > 1
+    once = ~again
+    flat[cell[once]] = values[once]
+    if not again.any():
+        return out, None
+    pos = np.flatnonzero(again)
+    order = pos[np.argsort(cell[pos], kind="stable")]      # program order within a cell
+    cell = cell[order]
+    lane = np.concatenate(lanes)[order]
+    starts = np.flatnonzero(np.r_[True, cell[1:] != cell[:-1]])
+    ends = np.r_[starts[1:], cell.size] - 1
+    clash = np.minimum.reduceat(lane, starts) != np.maximum.reduceat(lane, starts)
+    if clash.any():
+        g = int(np.argmax(clash))
+        shape, elem = divmod(int(cell[starts[g]]), n)
+        a = writes[int(np.concatenate(which)[order][ends[g]])]
+        return out, Differs(shape, f"two threads of the {role} may write element {elem} of "
+                                   f"'{b.name}' ({a.what})")
+    flat[cell[ends]] = values[order][ends]
     return out, None
 
 

@@ -80,8 +80,11 @@ def evaluate(t, env: Mapping[str, np.ndarray], n: int,
     `memo` (term id -> values) may be shared between calls over the same points.
 
     The walk reads raw ASTs with libz3's unchecked getters (`z3raw.read`): `t` keeps every
-    subterm alive, and a Python wrapper per node cost most of the time."""
-    return _Walk(env, n, {} if memo is None else memo).value(t.as_ast())
+    subterm alive, and a Python wrapper per node cost most of the time. Values that do not
+    depend on `env` (numerals and what is computed from them alone) stay numpy scalars inside
+    the walk and broadcast like arrays; the result is always an array of length `n`."""
+    v = _Walk(env, n, {} if memo is None else memo).value(t.as_ast())
+    return v if np.ndim(v) else np.full(n, v)
 
 
 _BOOL_OPS = (z3.Z3_OP_NOT, z3.Z3_OP_AND, z3.Z3_OP_OR, z3.Z3_OP_EQ, z3.Z3_OP_DISTINCT,
@@ -116,15 +119,15 @@ class _Walk:
             w = self.width(t)
             if not w or w > 64:
                 raise NotEvaluable("a numeral wider than 64 bits or not a bit-vector")
-            return np.full(n, int(R.numeral(ctx, t)), dtype=_U64)
+            return _U64(int(R.numeral(ctx, t)))
         if kind != z3.Z3_APP_AST:
             raise NotEvaluable("a quantifier or variable")
         d = R.app_decl(ctx, t)
         k = R.decl_kind(ctx, d)
         if k == z3.Z3_OP_TRUE:
-            return np.ones(n, bool)
+            return np.True_
         if k == z3.Z3_OP_FALSE:
-            return np.zeros(n, bool)
+            return np.False_
         nargs = R.num_args(ctx, t)
         if k == z3.Z3_OP_UNINTERPRETED and nargs == 0:
             name = R.symbol(ctx, R.decl_name(ctx, d)).decode()
@@ -133,11 +136,28 @@ class _Walk:
                 raise NotEvaluable(f"free constant {name}")
             return v
         args = [R.app_arg(ctx, t, j) for j in range(nargs)]
+        if k == z3.Z3_OP_CONCAT:
+            # z3 writes a sign extension as the sign bit Concat'ed on, one level per bit:
+            # flattened, the run of sign bits is one multiplication (see `bitvector`)
+            args = self.concatenated(args)
         a = [self.value(c) for c in args]
         w = self.width(t)
         if w:
             return self.bitvector(t, d, k, w, args, a)
         return self.boolean(k, args, a)
+
+    def concatenated(self, args) -> list:
+        """The operands of nested Concats, most significant first (Concat is associative)."""
+        R, ctx = _R, self.ctx
+        out, stack = [], list(reversed(args))
+        while stack:
+            x = stack.pop()
+            if R.ast_kind(ctx, x) == z3.Z3_APP_AST and \
+                    R.decl_kind(ctx, R.app_decl(ctx, x)) == z3.Z3_OP_CONCAT:
+                stack.extend(R.app_arg(ctx, x, j) for j in reversed(range(R.num_args(ctx, x))))
+            else:
+                out.append(x)
+        return out
 
     def bitvector(self, t, d, k, w: int, args, a) -> np.ndarray:
         R, ctx, n = _R, self.ctx, self.n
@@ -175,10 +195,22 @@ class _Walk:
             if k == z3.Z3_OP_SIGN_EXT:
                 return _signed(a[0], self.width(args[0])).view(_U64) & m
             if k == z3.Z3_OP_CONCAT:
-                r = np.zeros(n, _U64)
-                for c, x in zip(args, a):
-                    cw = self.width(c)
-                    r = (r << _U64(cw)) | x if cw < 64 else x
+                # Runs of one argument (a sign extension is the sign bit Concat'ed 32 times)
+                # are replicated in one multiplication: x * 0b0..01..1 for 1-bit x.
+                r = _U64(0)
+                j = 0
+                while j < len(args):
+                    cw = self.width(args[j])
+                    key = R.ast_id(ctx, args[j])
+                    run = 1
+                    while j + run < len(args) and R.ast_id(ctx, args[j + run]) == key:
+                        run += 1
+                    if cw * run >= 64:
+                        run = max(1, 63 // cw) if cw < 64 else 1
+                    span = cw * run
+                    rep = _U64(((1 << span) - 1) // ((1 << cw) - 1)) if cw < 64 else _U64(1)
+                    r = (r << _U64(span)) | (a[j] * rep) if span < 64 else a[j]
+                    j += run
                 return r & m
             if k in (z3.Z3_OP_BUDIV, z3.Z3_OP_BUDIV_I, z3.Z3_OP_BUREM, z3.Z3_OP_BUREM_I):
                 zero = a[1] == 0

@@ -27,6 +27,7 @@ from typing import Any
 
 import z3
 
+from semantics.domains import z3raw
 from semantics.errors import UnsupportedError
 
 
@@ -83,6 +84,20 @@ def array_buffer(decl_name: str) -> tuple[str, int] | None:
     return buffer, int(nbytes)
 
 
+def _constant_part(a, cond, split, assuming) -> tuple[int, Any]:
+    """(constant, rest) of a symbolic address: the numeral addend of a top-level add as
+    built (no simplification: the rest is only ever evaluated), else by simplifying the
+    address where the lane's condition holds; `rest` is an int when the address is."""
+    if z3.is_app_of(a, z3.Z3_OP_BADD) and a.num_args() == 2:
+        for i in (0, 1):
+            if z3.is_bv_value(a.arg(i)):
+                return a.arg(i).as_long(), a.arg(1 - i)
+    if z3.is_bv_value(a):
+        return a.as_long(), 0
+    base, off = split(assuming(a, cond))
+    return base, off.as_long() if z3.is_bv_value(off) else off
+
+
 class IndexedBuffers:
     """The indexed buffers of one launch and the accesses logged to them."""
 
@@ -113,9 +128,9 @@ class IndexedBuffers:
             if isinstance(c, concrete) and not c:
                 continue
             if not isinstance(a, concrete):
-                base, off = split(a)          # simplified: a constant address is an int
-                if z3.is_bv_value(off):
-                    a = (base + off.as_long()) & 0xFFFF_FFFF_FFFF_FFFF
+                base, off = _constant_part(a, c, split, assuming)
+                if isinstance(off, int):
+                    a = (base + off) & 0xFFFF_FFFF_FFFF_FFFF
             if isinstance(a, concrete):
                 b = self._inside(int(a))
                 if b is None or (b.access == "in" and kind == "r"):
@@ -125,8 +140,8 @@ class IndexedBuffers:
                 b = self._owner(base)
                 if b is None:
                     continue
-                offset = z3.simplify(off + z3.BitVecVal(base - b.base, 64)) \
-                    if base != b.base else off
+                offset = off if base == b.base else \
+                    z3raw.BvAdd(off, z3.BitVecVal(base - b.base, 64))
             what = f"'{x.form.name}' by {x.thread_name(lane)}"
             if (b.access, kind) not in (("in", "r"), ("out", "w")):
                 verb = {"r": "reads", "w": "writes", "a": "updates (atomically)"}[kind]

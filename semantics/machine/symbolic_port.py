@@ -165,6 +165,17 @@ def _assuming(value, mask, extra: tuple = ()):
     return t.as_long() if z3.is_bv_value(t) else t
 
 
+def _merged_new(value, mask):
+    """`value` less its merges `If(lit, new, old)` on a literal of `mask` (the value where
+    `mask` holds; `_assuming` without its substitution and simplification)."""
+    if _concrete(value) or _concrete(mask):
+        return value
+    lits = _conjuncts(mask)
+    while z3.is_app_of(value, z3.Z3_OP_ITE) and any(value.arg(0).eq(l) for l in lits):
+        value = value.arg(1)
+    return value.as_long() if z3.is_bv_value(value) else value
+
+
 def _unless_zero(m, d):
     """`m` less its conjuncts `d != 0`: an increment by `d` under `m and d != 0` is the
     increment by `d` under `m` (adding zero changes nothing), the common `if (count)
@@ -277,9 +288,6 @@ class SymbolicPort:
         """Where each lane accesses, and under which condition: (arr, flat, maybe lanes,
         shared-memory init map or None, per-lane condition)."""
         self.symbolic_lanes = []
-        if not all(_concrete(a) for a in addr):
-            addr = [a if _concrete(a) or (_concrete(m) and not m) else _assuming(a, m)
-                    for a, m in zip(addr, mask)]
         cond = list(mask)
         if self.exists_of_lane is not None and space not in _PER_CTA_SPACES:
             # Only global memory outlives a CTA: a CTA that is not launched must leave no
@@ -288,9 +296,14 @@ class SymbolicPort:
             cond = [_and(m, e) for m, e in zip(cond, self.exists_of_lane)]
         self.indexed_loaded = {}
         if self.indexed is not None and space not in _PER_CTA_SPACES:
+            # (before `_assuming`: an indexed offset is evaluated at every shape, where a merge
+            # on the lane's own mask picks the new value by itself; no simplification needed)
             addr, cond = list(addr), list(cond)
             self.indexed_loaded = self.indexed.divert(x, kind, addr, cond, value, nbytes, align,
-                                                      _split_address, _assuming)
+                                                      _split_address, _merged_new)
+        if not all(_concrete(a) for a in addr):
+            addr = [a if _concrete(a) or (_concrete(m) and not m) else _assuming(a, m)
+                    for a, m in zip(addr, mask)]
         if not all(_concrete(a) for a in addr):
             sym = [i for i, v in enumerate(addr) if not _concrete(v)]
             self.symbolic_lanes = self._resolve(x, space, addr, nbytes, cond, sym, align, kind)
@@ -552,7 +565,9 @@ class SymbolicPort:
             if not _concrete(m):      # a store under a data-dependent condition
                 # Registers written under this condition are If(cond, new, old): what is
                 # stored where the condition holds is `new` (keeps both kernels' terms alike).
-                v = _assuming(v, m)
+                # With indexed buffers the stored terms are compared by evaluation, and
+                # simplifying would rewrite the `Select` offsets the bounds stage evaluated.
+                v = _assuming(v, m) if self.indexed is None else _merged_new(v, m)
                 old = self._read(arr, f, nbytes)
                 v = z3.If(m, v if not _concrete(v) else z3.BitVecVal(int(v), w),
                           old if not _concrete(old) else z3.BitVecVal(int(old), w))
