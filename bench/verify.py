@@ -1,5 +1,6 @@
-"""Benchmark `keq verify`: per corpus pair over its whole claim (one symbolic maximal launch
-for the 1-D pairs; a fixed shape for the 2-D pairs, whose whole claims are Inconclusive), the
+"""Benchmark `keq verify`: per corpus pair over its whole claim (one symbolic maximal launch:
+the 1-D pairs, the histograms, the transposes with indexed buffers; a fixed shape for the
+matmuls, whose whole claims are Inconclusive, and softmax), the
 stages, solver queries and total time; symbolic launch shapes against enumerating the same
 shapes one by one; z3 alone against the solver portfolio on the floating-point pairs (random
 testing off, so the solvers do the work); and how the whole-claim time grows with the size
@@ -58,8 +59,12 @@ PAIRS = [
     ("histogram/shared_noinit_sync.toml", WHOLE),
     ("histogram/shared_nomerge_sync.toml", WHOLE),
     ("histogram/shared.toml", {"n": 512}),
+    ("transpose/tiled.toml", WHOLE),
+    ("transpose/padded.toml", WHOLE),
+    ("transpose/tiled_nobounds.toml", WHOLE),
+    ("transpose/tiled_nobounds_aligned.toml", WHOLE),
+    ("transpose/padded_badstride.toml", WHOLE),
     ("transpose/tiled.toml", {"rows": 64, "cols": 64}),
-    ("transpose/padded.toml", {"rows": 64, "cols": 64}),
     ("matmul/tiled_real.toml", {"M": 32, "N": 32, "K": 32}),
     ("matmul/tiled_bitexact_k16.toml", {"M": 16, "N": 16, "K": 32}),
     ("softmax/online.toml", {"rows": 2, "cols": 64}),

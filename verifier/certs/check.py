@@ -207,6 +207,11 @@ def recheck(cert: dict, cert_file: Path, spec, *, timeout_s: float | None = None
     if fmt.REAL_CHECK in cert["verdict"]["evidence"]:
         notes.append("mode real: the real-arithmetic obligations are re-solved by z3 only, "
                      "NOT by an independent solver")
+    if fmt.INDEXED in cert["verdict"]["evidence"]:
+        same = any(name == "indexed outputs" for name, _ in stages)
+        notes.append("indexed outputs re-derived by re-running verify (evaluation at every "
+                     "allowed shape; no solver involved)" if same else
+                     "the certificate cites indexed outputs, the re-run did not show them")
     if fmt.EVALUATED in cert["verdict"]["evidence"]:
         notes.append("launch-shape conditions re-derived by re-running verify (evaluation at "
                      "every allowed shape; no solver involved)")

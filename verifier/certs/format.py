@@ -29,6 +29,9 @@ FORMAT = "keq-certificate"
 IDENTICAL_TERMS = "identical output terms (after z3's simplifier): no solver needed"
 REAL_CHECK = ("mode real: the real-arithmetic obligations are z3's dialect (reals); keq check "
               "re-solves them with z3, not independently")
+INDEXED = ("in/out buffers indexed: every output element compared at every allowed shape by "
+           "evaluating both kernels' write logs (exact, no solver); keq check re-derives it by "
+           "re-running verify")
 EVALUATED = ("launch-shape conditions decided by evaluation at every allowed shape (exact, "
              "no solver); keq check re-derives them by re-running verify")
 
@@ -79,6 +82,8 @@ def _evidence(verdict) -> list[str]:
     out = []
     if any("identical terms" in s.detail for s in verdict.stages):
         out.append(IDENTICAL_TERMS)
+    if any(s.name == "indexed outputs" for s in verdict.stages):
+        out.append(INDEXED)
     if any(s.name == "outputs (real)" for s in verdict.stages):
         out.append(REAL_CHECK)
     coverage = getattr(verdict, "coverage", "")
