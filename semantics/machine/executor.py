@@ -462,8 +462,12 @@ class Executor:
                     f"'{self.ins.form.name}' while other threads of its block do",
                     self.ins.loc)
         self.barrier_epoch += 1
-        here = np.asarray(_concrete_bools(self.mask), dtype=bool)
-        self.cta_epoch[np.unique(self.cta_of_lane[here])] += 1
+        # A new barrier interval only for CTAs whose lanes certainly arrive: under a symbolic
+        # mask (`_uniform`) the barrier may not run at all, and counting it would hide races
+        # between accesses it does not separate then.
+        surely = np.array([isinstance(m, (bool, np.bool_)) and bool(m) for m in self.mask],
+                          dtype=bool)
+        self.cta_epoch[np.unique(self.cta_of_lane[surely])] += 1
 
     def _uniform(self, cta: int, live) -> bool:
         """Do all live lanes of `cta` arrive under the very same (symbolic) mask? Then they
