@@ -14,9 +14,10 @@ import z3
 from semantics.machine.symbolic_port import _unless_zero
 from verifier.address_values import DATA_BITS, offset_values
 from verifier.equiv import EQUIVALENT, NOT_EQUIVALENT, verify
-from verifier.emulate import run_side
 from verifier.guarded_sums import same_sums
 from verifier.spec import load_spec
+
+from replaying import assert_replays
 
 K = Path(__file__).resolve().parents[2] / "kernels"
 
@@ -136,21 +137,13 @@ def _mutant(tmp_path: Path, old: str, new: str) -> Path:
     return tmp_path / "shared.toml"
 
 
-def _replays(spec, cex) -> None:
-    for role, want in (("reference", cex.reference), ("candidate", cex.candidate)):
-        final, _ = run_side(spec.side(role), {k: (x.copy() if isinstance(x, np.ndarray) else x)
-                                              for k, x in cex.inputs.items()}, cex.scalars)
-        for name, arr in want.items():
-            assert np.array_equal(final[name].view(np.uint8), arr.view(np.uint8))
-
-
 def test_counting_twice_is_refuted_with_a_replayed_counterexample(tmp_path):
     spec = load_spec(_mutant(tmp_path, "atom.shared.add.u32 \t%r14, [%r13], 1;",
                              "atom.shared.add.u32 \t%r14, [%r13], 2;"))
     v = verify(spec, fixed={"n": 40}, timeout_s=30)
     assert v.kind == NOT_EQUIVALENT, v.reasons
     assert v.counterexample.differences
-    _replays(spec, v.counterexample)
+    assert_replays(spec, v.counterexample)
 
 
 def test_binning_by_the_next_byte_value_is_refuted(tmp_path):
@@ -194,4 +187,4 @@ def test_looking_up_the_neighbouring_entry_is_refuted(tmp_path):
     v = verify(spec, fixed={"n": 40}, timeout_s=30)
     assert v.kind == NOT_EQUIVALENT, v.reasons
     assert v.counterexample.differences
-    _replays(spec, v.counterexample)
+    assert_replays(spec, v.counterexample)

@@ -15,22 +15,15 @@ import z3
 from semantics.errors import UnsupportedError
 from semantics.machine.indexed_buffers import (IndexedAccess, IndexedBuffer, IndexedBuffers,
                                                array)
-from verifier.emulate import run_side
 from verifier.equiv import EQUIVALENT, INCONCLUSIVE, NOT_EQUIVALENT, verify
 from verifier.indexed import IndexedBuffer as Info
 from verifier.indexed import compare, violation
 from verifier.spec import load_spec
+
+from replaying import assert_replays
 from verifier.term_eval import evaluate
 
 D = Path(__file__).resolve().parents[1] / "data" / "copy2d"
-
-
-def _replays(spec, cex) -> None:
-    for role, want in (("reference", cex.reference), ("candidate", cex.candidate)):
-        final, _ = run_side(spec.side(role), {k: (x.copy() if isinstance(x, np.ndarray) else x)
-                                              for k, x in cex.inputs.items()}, cex.scalars)
-        for name, arr in want.items():
-            assert np.array_equal(final[name].view(np.uint8), arr.view(np.uint8))
 
 
 # -- whole claims over two symbolic dimensions -------------------------------------------------
@@ -54,7 +47,7 @@ def test_each_broken_copy_is_refuted_and_replays(name):
     v = verify(spec, timeout_s=30)
     assert v.kind == NOT_EQUIVALENT, v.reasons
     assert v.counterexample.differences
-    _replays(spec, v.counterexample)
+    assert_replays(spec, v.counterexample)
     first = next(s for s in v.stages if s.name == "symbolic shapes")
     assert "checked on its own" in first.detail
 
