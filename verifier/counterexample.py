@@ -173,6 +173,29 @@ def _fault_counterexample(ctx, env, error, seed) -> Verdict:
     raise InternalError(f"the candidate faulted symbolically but not on replay: {error}")
 
 
+def _faulted(role: str, scalars: dict, inputs: dict, e) -> Verdict:
+    """A fault on replay: a verdict for the candidate, an error about the spec for the
+    reference."""
+    if role == "reference":
+        raise KeqError(f"the reference kernel faults at {_env(scalars)}: {e.render()}") from None
+    cex = Counterexample(scalars, inputs, {}, {}, (), note=e.render())
+    return Verdict(NOT_EQUIVALENT, "", (f"the candidate faults: {e}",), counterexample=cex)
+
+
+def replay_fault(ctx, role: str, scalars: dict, seed: int,
+                 inputs: dict | None = None) -> Verdict | None:
+    """Run `role` concretely at `scalars` (random inputs unless given); a fault is a verdict
+    (about the spec for the reference). None when it does not fault."""
+    if inputs is None:
+        scalars, inputs = _concrete_inputs(ctx, scalars, seed)
+    try:
+        run_side(ctx.spec.side(role), {k: (v.copy() if isinstance(v, np.ndarray) else v)
+                                       for k, v in inputs.items()}, scalars)
+    except (MemoryFault, ExecutionError) as e:
+        return _faulted(role, scalars, inputs, e)
+    return None
+
+
 def replay_race(ctx, role: str, scalars: dict, inputs: dict) -> Verdict | None:
     """Run `role` with the emulator's race detector: a race is a verdict (about the spec for
     the reference); None when there is none on these inputs."""
@@ -194,4 +217,45 @@ def _race_check(ctx, env, seed) -> Verdict | None:
         verdict = replay_race(ctx, role, scalars, inputs)
         if verdict is not None:
             return verdict
+    return None
+
+
+def pretest(ctx, envs: list[dict], seed: int) -> Verdict | None:
+    """Testing before the symbolic run, at the launch shapes `envs`: both kernels on the
+    emulator with its race detector, on random inputs. A fault, a race or (bitexact) an
+    output difference seen there is a verdict as it stands, concrete and reproducible; the
+    symbolic run of a racy or buggy pair can take seconds to say the same. A fault or race
+    in the reference is an error about the spec. None when these runs show nothing (which
+    proves nothing: the symbolic run decides)."""
+    if ctx.trials <= 0:
+        return None
+    spec = ctx.spec
+    for k, env in enumerate(envs):
+        scalars, inputs = _concrete_inputs(ctx, env, seed + 7 + k, random_scalars=True)
+        finals, effects = {}, False
+        for role in ("reference", "candidate"):
+            copied = {n: (v.copy() if isinstance(v, np.ndarray) else v) for n, v in inputs.items()}
+            try:
+                final, result = run_side(spec.side(role), copied, scalars, detect_races=True)
+            except (MemoryFault, ExecutionError) as e:
+                return _faulted(role, scalars, inputs, e)
+            races = [e for e in result.effects if e.kind == "race"]
+            if races:
+                if role == "reference":
+                    raise KeqError(f"the reference kernel has a data race at "
+                                   f"{_env(scalars)}: {races[0].what}")
+                cex = Counterexample(scalars, inputs, {}, {}, (), note=races[0].what)
+                return Verdict(NOT_EQUIVALENT, "", (f"the candidate has a data race: "
+                                                    f"{races[0].what}",), counterexample=cex)
+            effects |= bool(result.effects)
+            finals[role] = final
+        if spec.mode != "bitexact" or effects:
+            continue          # (see `_test_for_difference`: such values prove nothing)
+        diffs = _differences(spec, finals["reference"], finals["candidate"])
+        if diffs:
+            cex = Counterexample(scalars, inputs, _outs(spec, finals["reference"]),
+                                 _outs(spec, finals["candidate"]), diffs,
+                                 note="found by random testing before the symbolic run")
+            return Verdict(NOT_EQUIVALENT, "", (f"{len(diffs)}+ output element(s) differ",),
+                           counterexample=cex)
     return None

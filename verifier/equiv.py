@@ -9,6 +9,9 @@ How the claim is covered:
   when there are few shapes, they are *enumerated* (`check_assignment` per shape, at most
   `max_shapes`); beyond that the verdict is Inconclusive, naming both reasons. The verdict's
   `coverage` says which method covered the claim.
+- Before the symbolic launch, both kernels run on the emulator (race detector on) at three
+  of its shapes with random inputs (`verifier.counterexample.pretest`): a fault, race or
+  difference seen there is the verdict, concrete and replayable; nothing seen proves nothing.
 - The other scalars (floats, and integers only the kernel reads) stay *symbolic*, constrained
   to their declared ranges, so one check covers all their values.
 - Buffer contents are symbolic: the same fresh bit-vector per element for both kernels

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import z3
 
-from semantics.errors import KeqError, UnsupportedError
+from semantics.errors import UnsupportedError
 from semantics.machine import MemoryFault
 from semantics.domains import z3raw
 from semantics.machine.executor import ExecutionError, UnrollLimit
@@ -44,8 +44,8 @@ from semantics.machine.symbolic_run import SymbolicLaunch, run_symbolic
 from verifier.address_values import offset_values
 from verifier.claim import _launch_scalars, _symbolic_inputs
 from verifier.counterexample import (_concrete_inputs, _domain, _inconclusive, model_inputs,
-                                     replay_race)
-from verifier.emulate import prepare_side, run_side
+                                     pretest, replay_fault, replay_race)
+from verifier.emulate import prepare_side
 from verifier.guarded_sums import same_sums
 from verifier.indexed import (NotIndexable, buffer_info, compare, indexed_params, size_check,
                               two_dimensional, violation)
@@ -54,7 +54,7 @@ from verifier.real_mode import NotReal, RealTranslator
 from verifier.solvers import Obligation, solve
 from verifier.spec import PairSpec, type_bits
 from verifier.term_eval import NotEvaluable, evaluate
-from verifier.verdict import NOT_EQUIVALENT, Counterexample, InternalError, Stage, Verdict, _Ctx
+from verifier.verdict import InternalError, Stage, Verdict, _Ctx
 
 MAX_COMBINATIONS = 2_000_000     # shapes enumerated (cheaply) to find the maximal launch
 RESOLVE_LIMIT = 4096             # values one symbolic address may take
@@ -527,6 +527,17 @@ def check_shapes(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int) -> 
     what = (f"{sp.count} launch shapes ({', '.join(sp.names)} symbolic)" if sp.names else
             f"{_shape(fixed)}, every access logged")
     t0 = time.perf_counter()
+    if sp.names:
+        # On the emulator first: the smallest shape (the smallest counterexample), a random
+        # one and the largest (it has every lane).
+        picks = sorted({0, int(np.random.default_rng(seed).integers(sp.count)), sp.count - 1})
+        tested = pretest(ctx, [dict(fixed, **sp.shapes[i]) for i in picks], seed)
+        ctx.stages.append(Stage("random testing", "failed" if tested else "ok",
+                                time.perf_counter() - t0, f"{len(picks)} launch shape(s) on the "
+                                f"emulator, random inputs, races detected"))
+        if tested is not None:
+            return tested
+        t0 = time.perf_counter()
     launches: dict[str, SymbolicLaunch] = {}
     indexed = two_dimensional(spec, sp.names)
     if indexed:
@@ -538,7 +549,7 @@ def check_shapes(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int) -> 
             launches[role] = _launch(ctx, sp, role, values, env64, feas, indexed)
         except (MemoryFault, ExecutionError) as e:
             # On lanes that run for every shape: any shape shows it; the largest has them all.
-            verdict = _replay_fault(ctx, role, dict(fixed, **sp.shapes[-1]), seed, e)
+            verdict = replay_fault(ctx, role, dict(fixed, **sp.shapes[-1]), seed)
             if verdict is not None:
                 return verdict
             raise ShapeFallback(f"{role}: {e}") from None
@@ -571,7 +582,7 @@ def check_shapes(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int) -> 
         if hit is None:
             hit, rest = feas.decide(terms)
         if hit is not None:
-            verdict = _replay_fault(ctx, role, dict(fixed, **sp.shapes[hit]), seed, None)
+            verdict = replay_fault(ctx, role, dict(fixed, **sp.shapes[hit]), seed)
             if verdict is not None:
                 return verdict
             raise InternalError(f"an invalid access by the {role} at "
@@ -587,7 +598,7 @@ def check_shapes(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int) -> 
             model = r.model or {}
             scalars, inputs = model_inputs(ctx, fixed, lambda v: int(model.get(str(v), 0)),
                                            variables, seed)
-            verdict = _replay_fault(ctx, role, scalars, seed, None, inputs)
+            verdict = replay_fault(ctx, role, scalars, seed, inputs)
             if verdict is not None:
                 return verdict
             if indexed:       # the model may read an indexed buffer's array freely
@@ -605,7 +616,7 @@ def check_shapes(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int) -> 
             hit = _indexed(violation, feas.at_shapes, feas.count, info, launch.indexed)
             if hit is not None:
                 at = dict(fixed, **sp.shapes[hit[0]])
-                verdict = _replay_fault(ctx, role, at, seed, None)
+                verdict = replay_fault(ctx, role, at, seed)
                 if verdict is not None:
                     return verdict
                 raise ShapeFallback(f"{hit[1].what} may access '{hit[1].buffer}' out of "
@@ -721,24 +732,6 @@ def _indexed(check, *args):
 
 def _shape(scalars: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(scalars.items()))
-
-
-def _replay_fault(ctx: _Ctx, role: str, scalars: dict, seed: int, error,
-                  inputs: dict | None = None) -> Verdict | None:
-    """Run `role` concretely at `scalars`; a fault is a verdict (about the spec for the
-    reference). None when it does not fault."""
-    if inputs is None:
-        scalars, inputs = _concrete_inputs(ctx, scalars, seed)
-    try:
-        run_side(ctx.spec.side(role), {k: (v.copy() if isinstance(v, np.ndarray) else v)
-                                       for k, v in inputs.items()}, scalars)
-    except (MemoryFault, ExecutionError) as e:
-        if role == "reference":
-            raise KeqError(f"the reference kernel faults at {_shape(scalars)}: "
-                           f"{e.render()}") from None
-        cex = Counterexample(scalars, inputs, {}, {}, (), note=e.render())
-        return Verdict(NOT_EQUIVALENT, "", (f"the candidate faults: {e}",), counterexample=cex)
-    return None
 
 
 def _races(ctx: _Ctx, role: str, launch: SymbolicLaunch, sp: ShapePlan, fixed: dict,

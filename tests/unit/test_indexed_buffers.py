@@ -44,12 +44,17 @@ def test_each_broken_copy_is_refuted_and_replays(name):
     # corner: a store at a constant address (the log must see it, not memory);
     # mirror: a load at another shape-dependent offset; pairs: two threads, one element
     spec = load_spec(D / f"{name}.toml")
-    v = verify(spec, timeout_s=30)
+    # testing off: the indexed comparison must find the shape itself
+    v = verify(spec, timeout_s=30, trials=0)
     assert v.kind == NOT_EQUIVALENT, v.reasons
     assert v.counterexample.differences
     assert_replays(spec, v.counterexample)
     first = next(s for s in v.stages if s.name == "symbolic shapes")
     assert "checked on its own" in first.detail
+    # with testing on, the emulator shows each difference before the symbolic run
+    v = verify(spec, timeout_s=30)
+    assert v.kind == NOT_EQUIVALENT and v.stages[0].name == "random testing"
+    assert_replays(spec, v.counterexample)
 
 
 def test_reading_possibly_unstaged_tile_words_is_inconclusive_by_name():
