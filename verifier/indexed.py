@@ -1,8 +1,9 @@
 """Indexed buffers over symbolic launch shapes: bounds and outputs decided shape by shape.
 
 When splitting symbolic addresses by value is too costly (a transpose's `y * cols + x` over
-symbolic `rows` and `cols`), the maximal launch runs again with the spec's `in` and `out`
-buffers *indexed* (`semantics.machine.indexed_buffers`): loads from an `in` buffer are
+symbolic `rows` and `cols`), the maximal launch runs with the spec's `in` and `out` buffers
+*indexed* (`semantics.machine.indexed_buffers`; chosen up front when a buffer's length
+mentions two shape scalars, else after splitting ran out of budget): loads from an `in` buffer are
 `Select(A, offset)`, stores to an `out` buffer go to a write log. This module decides, by
 evaluating the logged terms at every allowed shape with numpy (exact: the plan lists every
 shape):
@@ -18,8 +19,9 @@ shape):
   write one element, is handed back (`Differs`) to be checked on its own, which either
   refutes it with a replayed counterexample or names a race.
 
-Nothing here is approximate: a condition, offset or selection that depends on input data
-cannot be evaluated and raises `NotIndexable` (the caller then says Inconclusive).
+Nothing here is approximate: the condition or offset of a logged access that depends on
+input data cannot be evaluated and raises `NotIndexable` (the caller then says Inconclusive);
+a selection at such an offset is an opaque term, equal only to the very same term.
 """
 
 from __future__ import annotations

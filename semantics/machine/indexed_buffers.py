@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import z3
 
 from semantics.domains import z3raw
@@ -123,7 +124,7 @@ class IndexedBuffers:
         `split(address) -> (constant part, offset term)`; `assuming(value, cond)` is the
         value where the lane's condition holds (see `SymbolicPort`)."""
         loaded: dict[int, Any] = {}
-        concrete = (int, bool)
+        concrete = (int, bool, np.integer, np.bool_)
         for lane, (a, c) in enumerate(zip(addr, cond)):
             if isinstance(c, concrete) and not c:
                 continue
@@ -140,6 +141,9 @@ class IndexedBuffers:
                 b = self._owner(base)
                 if b is None:
                     continue
+                if off.size() != 64:
+                    raise UnsupportedError(f"'{x.form.name}' by {x.thread_name(lane)}: a "
+                                           f"{off.size()}-bit global address", x.ins.loc)
                 offset = off if base == b.base else \
                     z3raw.BvAdd(off, z3.BitVecVal(base - b.base, 64))
             what = f"'{x.form.name}' by {x.thread_name(lane)}"
