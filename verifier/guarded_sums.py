@@ -45,6 +45,7 @@ class _Walker:
         self.at_shapes = at_shapes
         self.memo = memo          # by term id: `at_shapes` keeps the terms (and so ids) alive
         self.shape_only = shape_only
+        self.joins: dict = {}
 
     # The getters below call libz3 directly, without z3core's per-call error check: they
     # only read terms that exist (children of a live term), which cannot fail.
@@ -72,6 +73,17 @@ class _Walker:
         self.memo[key] = self.at_shapes(z3.z3._to_expr_ref(x, self.ctx))
         return self.memo[key] is not None
 
+    def is_zero(self, x) -> bool:
+        return _R.ast_kind(self.ref, x) == z3.Z3_NUMERAL_AST and _R.numeral(self.ref, x) == b"0"
+
+    def joined(self, guard: frozenset, shape: list) -> frozenset:
+        """`guard` and every condition in `shape` (memoized: atoms repeat few guards)."""
+        key = (guard, tuple(shape))
+        hit = self.joins.get(key)
+        if hit is None:
+            hit = self.joins[key] = guard | {(c, True) for c in shape}
+        return hit
+
     def vector(self, key: int) -> np.ndarray | None:
         return self.memo.get(key)
 
@@ -86,7 +98,6 @@ class _Walker:
         return out
 
 
-C = z3.z3core
 
 
 def _counts(t, w: _Walker) -> dict | None:
@@ -108,7 +119,7 @@ def _counts(t, w: _Walker) -> dict | None:
         if visits > VISIT_LIMIT:
             return None
         if _R.ast_kind(w.ref, e) == z3.Z3_NUMERAL_AST:
-            value = int(C.Z3_get_numeral_string(w.ref, e))
+            value = int(_R.numeral(w.ref, e))
             if value:
                 add(("value", value), guard)
             continue
@@ -125,12 +136,13 @@ def _counts(t, w: _Walker) -> dict | None:
                 stack.append((other, guard | {(c, False)}))
                 continue
             parts = w.conjuncts(cond)
-            shape = [w.id(c) for c in parts if w.about_shapes(c)]
+            about = [w.about_shapes(c) for c in parts]
+            shape = [w.id(c) for c, a in zip(parts, about) if a]
             if shape:
-                rest = tuple(w.id(c) for c in parts if not w.about_shapes(c))
-                add(("if", rest, w.id(then), w.id(other)),
-                    guard | {(c, True) for c in shape})
-                stack.append((other, guard | {("nand", frozenset(shape))}))
+                rest = tuple(w.id(c) for c, a in zip(parts, about) if not a)
+                add(("if", rest, w.id(then), w.id(other)), w.joined(guard, shape))
+                if not w.is_zero(other):          # (adds nothing: the common `If(c, x, 0)`)
+                    stack.append((other, guard | {("nand", frozenset(shape))}))
                 continue
         add(w.id(e), guard)
     return out

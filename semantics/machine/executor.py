@@ -25,7 +25,7 @@ from semantics.ir.operands import Addr, FloatImm, IntImm, Neg, Operand, Reg, Sin
 from semantics.ir.types import PtxType
 from semantics.machine.kernel import PreparedKernel
 from semantics.machine.memory import SHARED_WINDOW
-from semantics.machine.reads_ahead import mentions_from
+from semantics.machine.reads_ahead import dead_destinations, mentions_from
 
 
 class UnrollLimit(KeqError):
@@ -135,6 +135,7 @@ class Executor:
         self.block_mask: Any = None
         self.stack: list[list] = []
         self._ahead: list[frozenset] | None | bool = False       # False: not computed yet
+        self._dead: frozenset[int] | None | bool = False
         self._others: frozenset | None = None
         lid = self._special["%laneid"]
         self._special["%lanemask_eq"] = np.left_shift(1, lid)
@@ -468,6 +469,14 @@ class Executor:
         surely = np.array([isinstance(m, (bool, np.bool_)) and bool(m) for m in self.mask],
                           dtype=bool)
         self.cta_epoch[np.unique(self.cta_of_lane[surely])] += 1
+
+    @property
+    def result_unread(self) -> bool:
+        """Does no instruction ever read the register the current instruction writes first
+        (an atomic whose old value is unused)? Then a memory port need not build it."""
+        if self._dead is False:
+            self._dead = dead_destinations(self.k.instrs)
+        return self._dead is not None and self.instr_index in self._dead
 
     def _uniform(self, cta: int, live) -> bool:
         """Do all live lanes of `cta` arrive under the very same (symbolic) mask? Then they

@@ -66,3 +66,33 @@ def mentions_from(cfg: Cfg, instrs) -> list[frozenset] | None:
                     acc |= reach[s]
             changed |= len(acc) != before
     return [frozenset(r) for r in reach]
+
+
+def dead_destinations(instrs) -> frozenset[int] | None:
+    """Indices of the instructions whose first operand is a register no instruction mentions
+    but that one, in no other operand (an atomic's unused old value: `atom` whose result is
+    never read). None when an operand is not understood (SASS)."""
+    count: dict = {}
+    for ins in instrs:
+        if type(ins) is not Instruction:
+            return None
+        regs: set = set()
+        if ins.guard is not None and not _regs(ins.guard.reg, regs):
+            return None
+        if not all(_regs(op, regs) for op in ins.operands):
+            return None
+        for r in regs:
+            count[r] = count.get(r, 0) + 1
+    out = set()
+    for i, ins in enumerate(instrs):
+        if not ins.operands or not isinstance(ins.operands[0], Reg):
+            continue
+        dest = ins.operands[0]
+        rest: set = set()
+        for op in ins.operands[1:]:
+            _regs(op, rest)
+        if ins.guard is not None:
+            _regs(ins.guard.reg, rest)
+        if count.get(dest) == 1 and dest not in rest:
+            out.add(i)
+    return frozenset(out)

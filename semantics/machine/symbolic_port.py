@@ -655,8 +655,10 @@ class SymbolicPort:
                     self._write(arr_k, f, nbytes,
                                 z3raw.BvAdd(old, z3raw.If(m, delta, _zero(w))))
                 olds[k] = old
-            out[lane] = self._chain(split.off, split.tests, [k for k, *_ in split.places],
-                                    olds)
+            if not x.result_unread:
+                # (a chain over every place: built only when some instruction reads it)
+                out[lane] = self._chain(split.off, split.tests, [k for k, *_ in split.places],
+                                        olds)
         return out
 
     @staticmethod

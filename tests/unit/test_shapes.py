@@ -236,6 +236,21 @@ def test_mentions_from_collects_what_is_reachable():
     assert all(isinstance(r, Reg) for regs in ahead for r in regs)
 
 
+def test_an_atomic_result_no_instruction_reads_is_dead():
+    from semantics.machine.reads_ahead import dead_destinations
+    from semantics.ptx.parser import parse_ptx
+    body = ("    atom.global.add.u32 %r6, [%rd3], 1;\n"       # %r6 is never read
+            "    atom.global.add.u32 %r7, [%rd3], 1;\n"       # %r7 is stored below
+            "    st.global.u32 [%rd3], %r7;\n")
+    fn = parse_ptx(HEAD + GUARD.format(bound="%r1") + body.replace("%rd3", "%rd1") +
+                   STORE.format(value="%r5")).functions["k"]
+    dead = dead_destinations(fn.instructions)
+    ops = [i for i, ins in enumerate(fn.instructions) if getattr(ins, "opcode", "") == "atom"]
+    assert ops[0] in dead and ops[1] not in dead
+    assert not any(i in dead for i, ins in enumerate(fn.instructions)
+                   if getattr(ins, "opcode", "") != "atom")
+
+
 def test_mentions_from_refuses_sass():
     # SASS reads register pairs (R2 names R2:R3) implicitly: every merge is kept
     from semantics.ir.types import TYPES
