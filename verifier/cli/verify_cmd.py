@@ -57,7 +57,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="write every solver obligation as SMT-LIB2 (<sha256>.smt2) to DIR")
     p.add_argument("--trials", type=int, default=8, metavar="N",
                    help="random input sets to test per launch shape before solving "
-                        "(default 8; 0: solve only)")
+                        "(default 8), after testing three shapes on the emulator before "
+                        "the symbolic launch; 0: no testing, solve only")
     p.add_argument("--seed", type=int, default=0, help="seed for replay inputs (default 0)")
     p.add_argument("--save-counterexample", metavar="F.npz",
                    help="write a counterexample's inputs and both outputs (keq run format)")
