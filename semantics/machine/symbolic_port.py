@@ -168,8 +168,11 @@ def _assuming(value, mask, extra: tuple = ()):
 def _merged_new(value, mask):
     """`value` less its merges `If(lit, new, old)` on a literal of `mask` (the value where
     `mask` holds; `_assuming` without its substitution and simplification)."""
-    if _concrete(value) or _concrete(mask):
+    if _concrete(value):
         return value
+    if _concrete(mask) or not z3.is_app_of(value, z3.Z3_OP_ITE):
+        # (a loop's mask has a conjunct per iteration: not walked for a value that is no merge)
+        return value.as_long() if z3.is_bv_value(value) else value
     lits = _conjuncts(mask)
     while z3.is_app_of(value, z3.Z3_OP_ITE) and any(value.arg(0).eq(l) for l in lits):
         value = value.arg(1)
