@@ -94,3 +94,11 @@ class _nullcontext:
 
     def __exit__(self, *exc):
         return False
+
+
+def test_a_difference_found_by_testing_shows_the_inputs_at_its_index(capsys):
+    rc = main(["verify", str(K / "vector_add/vec4_notail.toml")])
+    out = capsys.readouterr().out
+    assert rc == 1 and "found by random testing before the symbolic run" in out
+    assert "inputs at index 0, where the first difference is" in out
+    assert "input a[0] = 0x" in out and "input b[0] = 0x" in out and "c[0]: reference" in out

@@ -105,8 +105,18 @@ def _report_text(v: Verdict) -> None:
         print(f"given    {given}  (and the buffer contents saved with --save-counterexample)")
         if cex.note:
             print(f"  {cex.note}")
+        names = list(cex.depends_on)
+        if not names and cex.differences:
+            # Found by testing: which inputs the element reads is not known; show the input
+            # elements at its index, and say so.
+            out, i = cex.differences[0][:2]
+            names = [f"{n}[{i}]" for n, x in cex.inputs.items()
+                     if n != out and hasattr(x, "reshape") and x.size > i]
+            if names:
+                print(f"  inputs at index {i}, where the first difference is (which of them "
+                      f"it reads is not known: it was found by testing):")
         shown = 0
-        for name in cex.depends_on:
+        for name in names:
             base, _, idx = name.partition("[")
             if idx and shown < 8:
                 arr = cex.inputs[base].reshape(-1)
