@@ -89,10 +89,22 @@ def _constant_part(a, cond, split, assuming) -> tuple[int, Any]:
     """(constant, rest) of a symbolic address: the numeral addend of a top-level add as
     built (no simplification: the rest is only ever evaluated), else by simplifying the
     address where the lane's condition holds; `rest` is an int when the address is."""
-    if z3.is_app_of(a, z3.Z3_OP_BADD) and a.num_args() == 2:
-        for i in (0, 1):
-            if z3.is_bv_value(a.arg(i)):
-                return a.arg(i).as_long(), a.arg(1 - i)
+    if z3.is_app_of(a, z3.Z3_OP_BADD):
+        # the numerals of the tree of additions (a pointer bumped in a loop: `(p + d) + 4`)
+        consts, rest, stack = [], [], [a]
+        while stack:
+            t = stack.pop()
+            if z3.is_app_of(t, z3.Z3_OP_BADD):
+                stack.extend(reversed(t.children()))
+            elif z3.is_bv_value(t):
+                consts.append(t.as_long())
+            else:
+                rest.append(t)
+        if consts and rest:
+            off = rest[0]
+            for t in rest[1:]:
+                off = z3raw.BvAdd(off, t)
+            return sum(consts) & 0xFFFF_FFFF_FFFF_FFFF, off
     if z3.is_bv_value(a):
         return a.as_long(), 0
     base, off = split(assuming(a, cond))
