@@ -1,6 +1,7 @@
 """Benchmark `keq verify`: per corpus pair over its whole claim (one symbolic maximal launch:
-the 1-D pairs, the histograms, the transposes with indexed buffers; a fixed shape for the
-matmuls, whose whole claims are Inconclusive, and softmax), the
+the 1-D pairs, the histograms, the transposes with indexed buffers, the matmuls, whose
+buggy pairs are refuted by shape probes and equivalent ones are Inconclusive over their whole
+claims, so they are also run at a fixed shape; softmax at a fixed shape), the
 stages, solver queries and total time; symbolic launch shapes against enumerating the same
 shapes one by one; z3 alone against the solver portfolio on the floating-point pairs (random
 testing off, so the solvers do the work); and how the whole-claim time grows with the size
@@ -65,6 +66,10 @@ PAIRS = [
     ("transpose/tiled_nobounds_aligned.toml", WHOLE),
     ("transpose/padded_badstride.toml", WHOLE),
     ("transpose/tiled.toml", {"rows": 64, "cols": 64}),
+    ("matmul/tiled_bitexact.toml", WHOLE),       # refuted by a shape probe
+    ("matmul/tiled_floor_k.toml", WHOLE),
+    ("matmul/tiled_nosync2.toml", WHOLE),
+    ("matmul/tiled_real.toml", WHOLE),           # Inconclusive (size limit), probes equivalent
     ("matmul/tiled_real.toml", {"M": 32, "N": 32, "K": 32}),
     ("matmul/tiled_bitexact_k16.toml", {"M": 16, "N": 16, "K": 32}),
     ("softmax/online.toml", {"rows": 2, "cols": 64}),

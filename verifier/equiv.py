@@ -145,6 +145,40 @@ def _as_one_shape(ctx: _Ctx, env: dict[str, int], seed: int, why: str) -> Verdic
 
 SHAPE_MODES = ("auto", "symbolic", "enumerate")
 FEW_SHAPES = 4        # auto: this many shapes or fewer are enumerated (each run is cheap)
+PROBES = 2            # shapes checked on their own when the whole claim stays undecided
+
+
+def _probe_shapes(ctx: _Ctx, sp, fixed: dict[str, int], checked: list[dict]) -> list[dict]:
+    """Where to look for a counterexample when the whole claim is undecided: the smallest
+    allowed shape (small scopes find most bugs, and small shapes are cheap to check), then
+    the smallest shape where testing saw real-mode outputs far apart."""
+    if sp is None or not sp.shapes:
+        return []
+    picks = [dict(fixed, **sp.shapes[0])]
+    picks += sorted(ctx.suspects, key=lambda e: (sum(e.values()), sorted(e.items())))
+    out: list[dict] = []
+    for env in picks:
+        if env not in out and env not in checked and len(out) < PROBES:
+            out.append(env)
+    return out
+
+
+def _probe(ctx: _Ctx, envs: list[dict], seed: int) -> tuple[Verdict | None, list[dict]]:
+    """Check each shape in `envs` on its own; the first that is not equivalent is the verdict
+    (sound: that shape is in the claim). Returns it (or None) and the shapes checked."""
+    probed: list[dict] = []
+    for env in envs:
+        t0 = time.perf_counter()
+        probed.append(env)
+        v = check_assignment(ctx, env, seed)
+        status = "ok" if v is None else ("failed" if v.kind == NOT_EQUIVALENT else "inconclusive")
+        ctx.stages.append(Stage("shape probe", status, time.perf_counter() - t0,
+                                f"{_env(env)} on its own"))
+        if v is not None and v.kind == NOT_EQUIVALENT:
+            return v, probed
+        if v is not None:
+            probed.pop()      # undecided there: it shows nothing
+    return None, probed
 
 
 def verify(spec: PairSpec, *, fixed: dict[str, int] | None = None, timeout_s: float = 60.0,
@@ -173,6 +207,21 @@ def verify(spec: PairSpec, *, fixed: dict[str, int] | None = None, timeout_s: fl
 
     enumerated, why = assignments(spec, fixed, max_shapes)
     symbolic_why = ""
+    sp = None
+    checked: list[dict] = []          # shapes already decided on their own
+
+    def undecided(*reasons: str, count: int = 0, coverage: str = "") -> Verdict:
+        # The whole claim is undecided: a few small shapes on their own can still refute it.
+        v, probed = _probe(ctx, _probe_shapes(ctx, sp, fixed, checked), seed)
+        if v is not None:
+            return done(v.kind, v.reasons, 1, v.counterexample,
+                        f"{_env(probed[-1])} checked on its own (the whole claim is "
+                        f"undecided: {reasons[0]})")
+        if probed:
+            reasons += ("checked on their own, these shapes are equivalent: "
+                        + ", ".join(_env(e) for e in probed),)
+        return done(INCONCLUSIVE, reasons, count, coverage=coverage)
+
     if shapes == "symbolic" or (shapes == "auto" and len(enumerated) != 1
                                 and (not enumerated or len(enumerated) > FEW_SHAPES)):
         t0 = time.perf_counter()
@@ -187,6 +236,7 @@ def verify(spec: PairSpec, *, fixed: dict[str, int] | None = None, timeout_s: fl
                                     f"{e.why} at {_env(e.env)}: that shape is checked on its "
                                     f"own"))
             v = check_assignment(ctx, e.env, seed)
+            checked.append(e.env)
             if v is not None:
                 return done(v.kind, v.reasons, 1, v.counterexample,
                             f"one symbolic maximal launch, then {_env(e.env)} on its own")
@@ -200,14 +250,16 @@ def verify(spec: PairSpec, *, fixed: dict[str, int] | None = None, timeout_s: fl
                         f"({', '.join(sp.names)} symbolic)")
             if v is None:
                 return done(EQUIVALENT, (), sp.count, coverage=coverage)
+            if v.kind == INCONCLUSIVE:
+                return undecided(*v.reasons, count=sp.count, coverage=coverage)
             return done(v.kind, v.reasons, sp.count, v.counterexample, coverage)
         if shapes == "symbolic":
-            return done(INCONCLUSIVE, (f"symbolic launch shapes: {symbolic_why}",))
+            return undecided(f"symbolic launch shapes: {symbolic_why}")
     if not enumerated:
         reason = why or "no launch shape satisfies the ranges and `assume`"
         if symbolic_why:
             reason += f"; symbolic launch shapes do not apply: {symbolic_why}"
-        return done(INCONCLUSIVE, (reason,))
+        return undecided(reason)
     coverage = f"{len(enumerated)} launch shape(s), each checked on its own"
     if jobs > 1 and len(enumerated) > 1:
         count, v = check_shapes_in_parallel(ctx, enumerated, seed, jobs, progress)

@@ -69,9 +69,28 @@ class _Walker:
         if key in self.memo:
             return self.memo[key] is not None
         if self.shape_only is not None and not self.shape_only(x):
-            return False          # not memoized: only `at_shapes` pins terms
+            self.memo[key] = None    # (a subterm of a term the caller keeps alive)
+            return False
         self.memo[key] = self.at_shapes(z3.z3._to_expr_ref(x, self.ctx))
         return self.memo[key] is not None
+
+    def guarded_if(self, e, cond) -> tuple | None:
+        """`If(g and r, v, e)` with shape-only conjuncts `g`: (atom key, g's ids, whether
+        `e` is zero); None when no conjunct is about shapes. Memoized by the term: the two
+        sides of an element share most such terms."""
+        key = ("if?", self.id(e))
+        if key in self.memo:
+            return self.memo[key]
+        parts = self.conjuncts(cond)
+        about = [self.about_shapes(c) for c in parts]
+        shape = [self.id(c) for c, a in zip(parts, about) if a]
+        hit = None
+        if shape:
+            then, other = _R.app_arg(self.ref, e, 1), _R.app_arg(self.ref, e, 2)
+            rest = tuple(self.id(c) for c, a in zip(parts, about) if not a)
+            hit = (("if", rest, self.id(then), self.id(other)), shape, self.is_zero(other))
+        self.memo[key] = hit
+        return hit
 
     def is_zero(self, x) -> bool:
         return _R.ast_kind(self.ref, x) == z3.Z3_NUMERAL_AST and _R.numeral(self.ref, x) == b"0"
@@ -135,13 +154,11 @@ def _counts(t, w: _Walker) -> dict | None:
                 stack.append((then, guard | {(c, True)}))
                 stack.append((other, guard | {(c, False)}))
                 continue
-            parts = w.conjuncts(cond)
-            about = [w.about_shapes(c) for c in parts]
-            shape = [w.id(c) for c, a in zip(parts, about) if a]
-            if shape:
-                rest = tuple(w.id(c) for c, a in zip(parts, about) if not a)
-                add(("if", rest, w.id(then), w.id(other)), w.joined(guard, shape))
-                if not w.is_zero(other):          # (adds nothing: the common `If(c, x, 0)`)
+            hit = w.guarded_if(e, cond)
+            if hit is not None:
+                key, shape, zero = hit
+                add(key, w.joined(guard, shape))
+                if not zero:                      # (adds nothing: the common `If(c, x, 0)`)
                     stack.append((other, guard | {("nand", frozenset(shape))}))
                 continue
         add(w.id(e), guard)

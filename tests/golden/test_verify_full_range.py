@@ -4,8 +4,9 @@ the ranges allow covered at once by one symbolic maximal launch (verifier/shapes
 The 1-D pairs, the histograms (addresses over input data, split by value) and the transposes
 (addresses over two symbolic dimensions: in/out buffers indexed, verifier/indexed.py) must
 reach their `expect` this way. The matmuls cannot be covered by one maximal launch yet: for
-them the whole claim must be Inconclusive with that reason named (never a pass);
-tests/golden/test_verify_corpus.py checks them at fixed shapes.
+the equivalent ones the whole claim must be Inconclusive with that reason named (never a
+pass); tests/golden/test_verify_corpus.py checks them at fixed shapes, and
+tests/golden/test_verify_probes.py refutes the buggy ones over their whole claims.
 """
 
 from __future__ import annotations

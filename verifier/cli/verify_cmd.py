@@ -123,14 +123,14 @@ def _report_text(v: Verdict) -> None:
                 i = int(idx[:-1])
                 bits = arr.dtype.itemsize * 8
                 raw = int(arr.view(f"u{arr.dtype.itemsize}")[i])
-                print(f"  input {name} = {_hex(raw, bits)} ({arr[i]!r})")
+                print(f"  input {name} = {_hex(raw, bits)} ({arr[i]})")
                 shown += 1
         for name, i, a, b in cex.differences[:8]:
             bits = cex.reference[name].dtype.itemsize * 8
             ra = cex.reference[name].reshape(-1)[i]
             ca = cex.candidate[name].reshape(-1)[i]
-            print(f"  {name}[{i}]: reference {_hex(a, bits)} ({ra!r})  candidate "
-                  f"{_hex(b, bits)} ({ca!r})")
+            print(f"  {name}[{i}]: reference {_hex(a, bits)} ({ra})  candidate "
+                  f"{_hex(b, bits)} ({ca})")
 
 
 def _report_json(v: Verdict) -> dict:
