@@ -85,30 +85,50 @@ def array_buffer(decl_name: str) -> tuple[str, int] | None:
     return buffer, int(nbytes)
 
 
-def _constant_part(a, cond, split, assuming) -> tuple[int, Any]:
-    """(constant, rest) of a symbolic address: the numeral addend of a top-level add as
-    built (no simplification: the rest is only ever evaluated), else by simplifying the
-    address where the lane's condition holds; `rest` is an int when the address is."""
+def _constant_part(a, cond, split, assuming, memo: dict) -> tuple[int, Any]:
+    """(constant, rest) of a symbolic address: the numeral addends of its tree of additions
+    as built (no simplification: the rest is only ever evaluated), else by simplifying the
+    address where the lane's condition holds; `rest` is an int when the address is.
+    `memo` maps an addition's AST id to its (constant, rest or None): a pointer bumped in a
+    loop is one more addition on the last one, so each load adds one step, not a walk."""
     if z3.is_app_of(a, z3.Z3_OP_BADD):
-        # the numerals of the tree of additions (a pointer bumped in a loop: `(p + d) + 4`)
-        consts, rest, stack = [], [], [a]
-        while stack:
-            t = stack.pop()
-            if z3.is_app_of(t, z3.Z3_OP_BADD):
-                stack.extend(reversed(t.children()))
-            elif z3.is_bv_value(t):
-                consts.append(t.as_long())
-            else:
-                rest.append(t)
-        if consts and rest:
-            off = rest[0]
-            for t in rest[1:]:
-                off = z3raw.BvAdd(off, t)
-            return sum(consts) & 0xFFFF_FFFF_FFFF_FFFF, off
+        const, rest = _additions(a, memo)
+        if const and rest is not None:
+            return const, rest
     if z3.is_bv_value(a):
         return a.as_long(), 0
     base, off = split(assuming(a, cond))
     return base, off.as_long() if z3.is_bv_value(off) else off
+
+
+def _additions(a, memo: dict) -> tuple[int, Any]:
+    """(sum of the numerals, sum of the other addends or None) of the additions under `a`."""
+    stack = [a]
+    while stack:
+        t = stack[-1]
+        if t.get_id() in memo:
+            stack.pop()
+            continue
+        kids = t.children()
+        pending = [k for k in kids if z3.is_app_of(k, z3.Z3_OP_BADD) and k.get_id() not in memo]
+        if pending:
+            stack.extend(pending)
+            continue
+        stack.pop()
+        const, rest = 0, None
+        for k in kids:
+            if z3.is_app_of(k, z3.Z3_OP_BADD):
+                kc, kr = memo[k.get_id()][1]
+            elif z3.is_bv_value(k):
+                kc, kr = k.as_long(), None
+            else:
+                kc, kr = 0, k
+            const += kc
+            if kr is not None:
+                rest = kr if rest is None else z3raw.BvAdd(rest, kr)
+        # the AST is kept so its id is not reused while the memo lives
+        memo[t.get_id()] = (t, (const & 0xFFFF_FFFF_FFFF_FFFF, rest))
+    return memo[a.get_id()][1]
 
 
 class IndexedBuffers:
@@ -121,6 +141,7 @@ class IndexedBuffers:
     def __init__(self, buffers: list[IndexedBuffer]) -> None:
         self.buffers = sorted(buffers, key=lambda b: b.base)
         self.accesses: list[IndexedAccess] = []
+        self._additions: dict[int, tuple] = {}     # see `_constant_part`
 
     def _inside(self, address: int) -> IndexedBuffer | None:
         return next((b for b in self.buffers if b.base <= address < b.end), None)
@@ -141,7 +162,7 @@ class IndexedBuffers:
             if isinstance(c, concrete) and not c:
                 continue
             if not isinstance(a, concrete):
-                base, off = _constant_part(a, c, split, assuming)
+                base, off = _constant_part(a, c, split, assuming, self._additions)
                 if isinstance(off, int):
                     a = (base + off) & 0xFFFF_FFFF_FFFF_FFFF
             if isinstance(a, concrete):
