@@ -157,6 +157,12 @@ class Executor:
         # Per CTA of the batch: how many barriers it has passed (its barrier interval).
         self.cta_epoch = np.zeros(len(geom.ctas), dtype=np.int64) if caller is None \
             else caller.cta_epoch        # one barrier count per CTA, whatever the frame
+        # Per CTA: the barriers it may pass, each the (symbolic) condition under which all
+        # its live threads arrive there (a barrier in a loop over a symbolic trip count).
+        # Two accesses are in one interval when the same certain barriers precede them and
+        # none of the possible barriers between them runs (`SymbolicRaceLog`).
+        self.cta_barriers: list[list] = [[] for _ in range(len(geom.ctas))] if caller is None \
+            else caller.cta_barriers
         gx, gy, _ = geom.grid
         linear_cta = ctas[:, 0] + ctas[:, 1] * gx + ctas[:, 2] * gx * gy
         self.global_tid = linear_cta[self.cta_of_lane] * t + self.lane_in_cta
@@ -463,12 +469,19 @@ class Executor:
                     f"'{self.ins.form.name}' while other threads of its block do",
                     self.ins.loc)
         self.barrier_epoch += 1
-        # A new barrier interval only for CTAs whose lanes certainly arrive: under a symbolic
-        # mask (`_uniform`) the barrier may not run at all, and counting it would hide races
-        # between accesses it does not separate then.
+        # A new barrier interval for CTAs whose lanes certainly arrive. Under a symbolic mask
+        # the barrier runs exactly where the mask holds when every live lane of the CTA
+        # arrives under that one mask (`_uniform_mask`); it is recorded with that condition.
+        # Otherwise it counts as no barrier: fewer intervals can only show more races.
         surely = np.array([isinstance(m, (bool, np.bool_)) and bool(m) for m in self.mask],
                           dtype=bool)
-        self.cta_epoch[np.unique(self.cta_of_lane[surely])] += 1
+        certain = np.unique(self.cta_of_lane[surely])
+        self.cta_epoch[certain] += 1
+        maybe = np.array([not isinstance(m, (bool, np.bool_)) for m in self.mask], dtype=bool)
+        for cta in set(np.unique(self.cta_of_lane[maybe]).tolist()) - set(certain.tolist()):
+            m = self._uniform_mask(cta, live)
+            if m is not None:
+                self.cta_barriers[cta].append(m)
 
     @property
     def result_unread(self) -> bool:
@@ -482,16 +495,32 @@ class Executor:
         """Do all live lanes of `cta` arrive under the very same (symbolic) mask? Then they
         all reach the barrier or none does: no divergence, whatever the mask's value (a loop
         over a symbolic trip count that every thread runs alike)."""
+        return self._arrival(cta, live) is not None
+
+    def _uniform_mask(self, cta: int, live):
+        """The symbolic mask under which every live lane of `cta` arrives, or None."""
+        keys = self._arrival(cta, live)
+        return keys[1] if keys and keys[0] == "s" else None
+
+    def _arrival(self, cta: int, live) -> tuple | None:
+        """("c", bool) or ("s", mask): the one mask every live lane of `cta` arrives under
+        (all of them live or exited for certain); None when they differ. ("c", False) when
+        no lane is live."""
         lanes = np.nonzero(self.cta_of_lane == cta)[0].tolist()
-        keys = set()
+        found: tuple | None = None
         for i in lanes:
             if isinstance(live[i], (bool, np.bool_)) and not live[i]:
                 continue                     # exited for sure
             if not isinstance(live[i], (bool, np.bool_)):
-                return False
+                return None
             m = self.mask[i]
-            keys.add(("c", bool(m)) if isinstance(m, (bool, np.bool_)) else m.get_id())
-        return len(keys) <= 1
+            here = ("c", bool(m)) if isinstance(m, (bool, np.bool_)) else ("s", m)
+            if found is None:
+                found = here
+            elif found[0] != here[0] or (here[0] == "c" and found[1] != here[1]) or \
+                    (here[0] == "s" and found[1].get_id() != here[1].get_id()):
+                return None
+        return found or ("c", False)
 
     # -- the SIMT loop ---------------------------------------------------------------------
     def run(self) -> None:

@@ -33,6 +33,7 @@ class _Access:
     lane_name: str
     value: Any = None    # for writes: the stored word (int or term)
     step: int = 0        # which dynamic access (one call of `access`: one instruction, once)
+    passed: int = 0      # how many possible (symbolic) barriers its CTA had passed
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,8 @@ class SymbolicRaceLog:
         self.t = threads_per_cta
         self.events: dict[tuple[str, int], list[_Access]] = {}
         self.steps = 0
+        # per CTA (by global id): its possible barriers' conditions, the executor's own list
+        self.barriers: dict[int, list] = {}
 
     def access(self, x, region: str, flat, nbytes: int, lanes, kind: str, conds: list,
                values: list | None = None) -> None:
@@ -65,10 +68,12 @@ class SymbolicRaceLog:
                 key_region = f"shared:{tid // self.t}"
             else:
                 key_region = region
-            acc = _Access(tid, int(x.cta_epoch[x.cta_of_lane[lane]]), kind,
+            cta = int(x.cta_of_lane[lane])
+            self.barriers.setdefault(tid // self.t, x.cta_barriers[cta])
+            acc = _Access(tid, int(x.cta_epoch[cta]), kind,
                           True if isinstance(c, (bool, np.bool_)) else c, x.ins.loc,
                           x.thread_name(lane), None if values is None else values[j],
-                          self.steps)
+                          self.steps, len(x.cta_barriers[cta]))
             f = int(flat[j])
             for b in range(nbytes):
                 self.events.setdefault((key_region, f + b), []).append(acc)
@@ -84,6 +89,15 @@ class SymbolicRaceLog:
                 and b.value is not None and _same(a.value, b.value):
             return False
         return True
+
+    def _no_barrier_between(self, a: _Access, b: _Access):
+        """True, or the condition that none of the possible barriers their CTA passed between
+        `a` and `b` runs (the accesses are then in one barrier interval)."""
+        if a.tid // self.t != b.tid // self.t or a.passed == b.passed:
+            return True
+        lo, hi = sorted((a.passed, b.passed))
+        ran = self.barriers[a.tid // self.t][lo:hi]
+        return z3.And([z3.Not(m) for m in ran]) if len(ran) > 1 else z3.Not(ran[0])
 
     def pairs(self) -> list[RacePair]:
         """Conflicting pairs, one condition per pair of instructions (a disjunction over the
@@ -120,9 +134,9 @@ class SymbolicRaceLog:
                 conds = entry[1]
                 if True in conds:
                     continue                  # this site already races for certain
-                key = (_key(a.cond), _key(b.cond))
+                key = (_key(a.cond), _key(b.cond), a.tid // self.t, a.passed, b.passed)
                 if key not in conds:
-                    both = _both(a.cond, b.cond)
+                    both = _both(_both(a.cond, b.cond), self._no_barrier_between(a, b))
                     conds[True if both is True else key] = both
         out = []
         for what, conds in by_site.values():

@@ -195,6 +195,7 @@ class _Ctx:
         self.global_tid = np.array([0, 1])
         self.cta_of_lane = np.array([0, 0])
         self.cta_epoch = np.array([0])
+        self.cta_barriers = [[]]
         self.ins = type("I", (), {"loc": "k.ptx:7:5"})()
 
     def thread_name(self, lane):
