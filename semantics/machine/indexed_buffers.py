@@ -131,6 +131,17 @@ def _additions(a, memo: dict) -> tuple[int, Any]:
     return memo[a.get_id()][1]
 
 
+_CONCRETE = (int, bool, np.integer, np.bool_)
+
+
+def _bool(c):
+    return z3.BoolVal(bool(c)) if isinstance(c, _CONCRETE) else c
+
+
+def _bv64(offset):
+    return z3.BitVecVal(offset, 64) if isinstance(offset, int) else offset
+
+
 class IndexedBuffers:
     """The indexed buffers of one launch and the accesses logged to them."""
 
@@ -142,6 +153,7 @@ class IndexedBuffers:
         self.buffers = sorted(buffers, key=lambda b: b.base)
         self.accesses: list[IndexedAccess] = []
         self._additions: dict[int, tuple] = {}     # see `_constant_part`
+        self._possible = lambda cond: True           # see `divert`
 
     def _inside(self, address: int) -> IndexedBuffer | None:
         return next((b for b in self.buffers if b.base <= address < b.end), None)
@@ -150,35 +162,56 @@ class IndexedBuffers:
         below = [b for b in self.buffers if b.base <= base < b.end + self.SLACK]
         return below[-1] if below else None
 
+    def _locate(self, x, lane: int, a, c, split, assuming) -> tuple[IndexedBuffer, Any] | None:
+        """(buffer, byte offset: an int or a 64-bit term) of address `a`; None when no indexed
+        buffer owns it. A selection between addresses in one buffer (a pointer carried
+        around a loop with a symbolic trip count) is that selection between their offsets."""
+        if isinstance(a, _CONCRETE):
+            b = self._inside(int(a))
+            return None if b is None else (b, int(a) - b.base)
+        if z3.is_app_of(a, z3.Z3_OP_ITE):
+            sel = a.arg(0)
+            then = self._locate(x, lane, a.arg(1), c, split, assuming)
+            other = self._locate(x, lane, a.arg(2), c, split, assuming)
+            if then is not None and other is not None and then[0] is other[0]:
+                return then[0], z3raw.If(sel, _bv64(then[1]), _bv64(other[1]))
+            # One branch only where the lane's condition holds (a register merged with 0 on
+            # an outer branch): that branch, when the other cannot happen there.
+            if then is not None and not self._possible(z3raw.And(_bool(c), z3raw.Not(sel))):
+                return then
+            if other is not None and not self._possible(z3raw.And(_bool(c), sel)):
+                return other
+            return None
+        base, off = _constant_part(a, c, split, assuming, self._additions)
+        if isinstance(off, int):
+            return self._locate(x, lane, (base + off) & 0xFFFF_FFFF_FFFF_FFFF, c, split,
+                                assuming)
+        b = self._owner(base)
+        if b is None:
+            return None
+        if off.size() != 64:
+            raise UnsupportedError(f"'{x.form.name}' by {x.thread_name(lane)}: a "
+                                   f"{off.size()}-bit global address", x.ins.loc)
+        return b, (off if base == b.base else z3raw.BvAdd(off, z3.BitVecVal(base - b.base, 64)))
+
     def divert(self, x, kind: str, addr: list, cond: list, value, nbytes: int, align,
-               split, assuming) -> dict[int, Any]:
+               split, assuming, possible=None) -> dict[int, Any]:
         """Take the lanes that access an indexed buffer out of `addr`/`cond` (in place: their
         condition becomes False) and log them. Returns {lane: loaded term} for reads.
         `split(address) -> (constant part, offset term)`; `assuming(value, cond)` is the
-        value where the lane's condition holds (see `SymbolicPort`)."""
+        value where the lane's condition holds; `possible(condition)` is False only when the
+        condition never holds (see `SymbolicPort`)."""
+        self._possible = possible or (lambda cond: True)
         loaded: dict[int, Any] = {}
-        concrete = (int, bool, np.integer, np.bool_)
         for lane, (a, c) in enumerate(zip(addr, cond)):
-            if isinstance(c, concrete) and not c:
+            if isinstance(c, _CONCRETE) and not c:
                 continue
-            if not isinstance(a, concrete):
-                base, off = _constant_part(a, c, split, assuming, self._additions)
-                if isinstance(off, int):
-                    a = (base + off) & 0xFFFF_FFFF_FFFF_FFFF
-            if isinstance(a, concrete):
-                b = self._inside(int(a))
-                if b is None or (b.access == "in" and kind == "r"):
-                    continue          # the ordinary path: a term per input element
-                offset: Any = int(a) - b.base
-            else:
-                b = self._owner(base)
-                if b is None:
-                    continue
-                if off.size() != 64:
-                    raise UnsupportedError(f"'{x.form.name}' by {x.thread_name(lane)}: a "
-                                           f"{off.size()}-bit global address", x.ins.loc)
-                offset = off if base == b.base else \
-                    z3raw.BvAdd(off, z3.BitVecVal(base - b.base, 64))
+            found = self._locate(x, lane, a, c, split, assuming)
+            if found is None:
+                continue
+            b, offset = found
+            if isinstance(offset, int) and b.access == "in" and kind == "r":
+                continue              # the ordinary path: a term per input element
             what = f"'{x.form.name}' by {x.thread_name(lane)}"
             if (b.access, kind) not in (("in", "r"), ("out", "w")):
                 verb = {"r": "reads", "w": "writes", "a": "updates (atomically)"}[kind]
@@ -187,9 +220,7 @@ class IndexedBuffers:
                                        f"{'loads from' if b.access == 'in' else 'stores to'} "
                                        f"it", x.ins.loc)
             if kind == "r":
-                v = z3.Select(array(b.label, nbytes),
-                              offset if not isinstance(offset, int) else
-                              z3.BitVecVal(offset, 64))
+                v = z3.Select(array(b.label, nbytes), _bv64(offset))
                 loaded[lane] = v
             else:
                 v = assuming(value[lane], c)

@@ -303,7 +303,8 @@ class SymbolicPort:
             # on the lane's own mask picks the new value by itself; no simplification needed)
             addr, cond = list(addr), list(cond)
             self.indexed_loaded = self.indexed.divert(x, kind, addr, cond, value, nbytes, align,
-                                                      _split_address, _merged_new)
+                                                      _split_address, _merged_new,
+                                                      self.possible)
         if not all(_concrete(a) for a in addr):
             addr = [a if _concrete(a) or (_concrete(m) and not m) else _assuming(a, m)
                     for a, m in zip(addr, mask)]
