@@ -26,12 +26,14 @@ a selection at such an offset is an opaque term, equal only to the very same ter
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 import z3
 
+from semantics.domains.z3raw import read as _R
 from semantics.machine.indexed_buffers import IndexedAccess, array_buffer
 from verifier.spec import type_bits
 
@@ -167,9 +169,11 @@ class _Codes:
 
 def replay_log(codes: _Codes, at_shapes: Evaluate, b: IndexedBuffer, width: int,
                initial: np.ndarray, accesses: tuple[IndexedAccess, ...], role: str
-               ) -> tuple[np.ndarray, Differs | None]:
+               ) -> tuple[np.ndarray, np.ndarray, list, Differs | None]:
     """The codes `role` leaves in `b` at every shape (shapes x elements), replaying its
-    write log in program order; with a `Differs` when two threads write one element.
+    write log in program order, and which write left each (an index into the returned
+    writes, -1 for the initial contents); with a `Differs` when two threads write one
+    element.
 
     All writes at once: each becomes its (shape, element) cells, numbered shape-major; for
     cells written more than once, a stable sort by cell keeps program order within a cell,
@@ -196,8 +200,9 @@ def replay_log(codes: _Codes, at_shapes: Evaluate, b: IndexedBuffer, width: int,
         lanes.append(np.full(shapes.size, a.lane, dtype=np.int64))
         which.append(np.full(shapes.size, j, dtype=np.int64))
     out = np.broadcast_to(initial, (count, n)).copy()
+    writer = np.full((count, n), -1, dtype=np.int32)
     if not cells:
-        return out, None
+        return out, writer, writes, None
     values = np.empty(total, dtype=np.int64)
     codes.resolve(values)
     cell = np.concatenate(cells)
@@ -206,8 +211,10 @@ def replay_log(codes: _Codes, at_shapes: Evaluate, b: IndexedBuffer, width: int,
     again = np.bincount(cell, minlength=flat.size)[cell] > 1
     once = ~again
     flat[cell[once]] = values[once]
+    which_all = np.concatenate(which)
+    writer.reshape(-1)[cell[once]] = which_all[once]
     if not again.any():
-        return out, None
+        return out, writer, writes, None
     pos = np.flatnonzero(again)
     order = pos[np.argsort(cell[pos], kind="stable")]      # program order within a cell
     cell = cell[order]
@@ -218,24 +225,27 @@ def replay_log(codes: _Codes, at_shapes: Evaluate, b: IndexedBuffer, width: int,
     if clash.any():
         g = int(np.argmax(clash))
         shape, elem = divmod(int(cell[starts[g]]), n)
-        a = writes[int(np.concatenate(which)[order][ends[g]])]
-        return out, Differs(shape, f"two threads of the {role} may write element {elem} of "
-                                   f"'{b.name}' ({a.what})")
+        a = writes[int(which_all[order][ends[g]])]
+        return out, writer, writes, Differs(shape, f"two threads of the {role} may write "
+                                                   f"element {elem} of '{b.name}' ({a.what})")
     flat[cell[ends]] = values[order][ends]
-    return out, None
+    writer.reshape(-1)[cell[ends]] = which_all[order][ends]
+    return out, writer, writes, None
 
 
 def compare(at_shapes: Evaluate, count: int, buffers: dict[str, IndexedBuffer],
             widths: dict[str, int], initial: dict[str, np.ndarray],
-            logs: dict[str, tuple[IndexedAccess, ...]]) -> tuple[int, Differs | None]:
+            logs: dict[str, tuple[IndexedAccess, ...]],
+            shape_only: Callable[[Any], bool] | None = None) -> tuple[int, Differs | None]:
     """(elements compared, the first shape where the kernels may differ or None)."""
     codes = _Codes(at_shapes, count, buffers)
     compared = 0
     for name, init in initial.items():
         b = buffers[name]
-        left = {}
+        left, writer, writes = {}, {}, {}
         for role, log in logs.items():
-            left[role], clash = replay_log(codes, at_shapes, b, widths[name], init, log, role)
+            left[role], writer[role], writes[role], clash = replay_log(
+                codes, at_shapes, b, widths[name], init, log, role)
             if clash is not None:
                 return compared, clash
         live = np.arange(init.size, dtype=np.uint64)[None, :] * np.uint64(b.elem_bytes) \
@@ -243,10 +253,201 @@ def compare(at_shapes: Evaluate, count: int, buffers: dict[str, IndexedBuffer],
         differ = (left["reference"] != left["candidate"]) & live
         compared += int(live.sum())
         if differ.any():
-            s, e = np.argwhere(differ)[0].tolist()
-            return compared, Differs(s, f"element {e} of '{name}' is not shown to be the same "
-                                        f"term in both kernels")
+            at = _second_look(SameAt(at_shapes, buffers, shape_only), count, differ, writer,
+                              writes)
+            if at is not None:
+                s, e = at
+                return compared, Differs(s, f"element {e} of '{name}' is not shown to be the "
+                                            f"same term in both kernels")
     return compared, None
+
+
+def _second_look(same: "SameAt", count: int, differ: np.ndarray,
+                 writer: dict[str, np.ndarray], writes: dict[str, list]
+                 ) -> tuple[int, int] | None:
+    """Cells whose codes differ may still hold equal terms: the values two writes store
+    can be built alike around shape-dependent parts (a matmul's `fma(A[row*K + k], ...)`,
+    its padding `If(k < K, a, 0)`). Per pair of writes (reference, candidate), over the
+    shapes where that pair meets, `SameAt` compares their values. Returns the first
+    (shape, element) not shown equal this way, or None."""
+    shapes, elems = np.nonzero(differ)
+    wr, wc = writer["reference"][differ], writer["candidate"][differ]
+    pair = wr.astype(np.int64) * (1 << 32) + wc.astype(np.int64)
+    keys, first = np.unique(pair, return_index=True)
+    for key, i in zip(keys.tolist(), first.tolist()):
+        jr, jc = int(wr[i]), int(wc[i])
+        if jr < 0 or jc < 0:
+            return int(shapes[i]), int(elems[i])          # an element one kernel never wrote
+        where = np.zeros(count, dtype=bool)
+        where[shapes[pair == key]] = True
+        if not same(writes["reference"][jr].value, writes["candidate"][jc].value, where):
+            return int(shapes[i]), int(elems[i])
+    return None
+
+
+# Operations whose first two floating-point operands commute exactly (IEEE add and multiply;
+# fma's multiplicands): keq's semantics build them in a canonical order of their terms, so
+# one side's order may be swapped where the other's terms differ.
+_COMMUTING = {z3.Z3_OP_FPA_ADD: 1, z3.Z3_OP_FPA_MUL: 1, z3.Z3_OP_FPA_FMA: 1}
+# Floating-point terms never evaluate at shapes (the evaluator reads bit-vectors and Booleans).
+_NEVER_SHAPE_ONLY = {z3.Z3_OP_FPA_ADD, z3.Z3_OP_FPA_MUL, z3.Z3_OP_FPA_FMA,
+                     z3.Z3_OP_FPA_TO_FP, z3.Z3_OP_FPA_TO_IEEE_BV, z3.Z3_OP_FPA_RM_NEAREST_TIES_TO_EVEN}
+
+
+class SameAt:
+    """Are two terms equal at every shape in a set, for every input? Shown by walking both
+    at once (`__call__`): the same term; terms of the shape alone that evaluate equal there;
+    loads of the same input element at every such shape (a `Select` on an indexed buffer's
+    array, or the element's own term); a selection on a condition of the shape alone, split
+    by it; else the same operation on arguments equal there (congruence), the operands of
+    IEEE add, multiply and fma's multiplicands in either order (they commute exactly).
+    False means only "not shown".
+
+    The walk reads raw ASTs (`z3raw.read`: no Python wrapper per node) of terms the caller
+    keeps alive; `at_shapes` must keep the terms it evaluates alive, and `shape_only(raw)`
+    (optional) says cheaply whether a term is worth evaluating."""
+
+    def __init__(self, at_shapes: Evaluate, buffers: dict[str, IndexedBuffer],
+                 shape_only: Callable[[Any], bool] | None = None) -> None:
+        self.at_shapes = at_shapes
+        self.shape_only = shape_only
+        self.buffers = buffers
+        self.element_of_id = {int(i): (name, k) for name, b in buffers.items()
+                              for k, i in enumerate(b.ids.tolist())}
+        self.proven: dict[tuple[int, int], np.ndarray] = {}
+        self.arrays: dict[int, tuple[str, int] | None] = {}
+        self.pinned: list = []
+        self.ctx = z3.main_ctx()
+        self.ref = self.ctx.ref()
+
+    DEPTH = 20_000      # Python frames for the walk (a 64-step fma chain needs about 800)
+
+    def __call__(self, a, b, where: np.ndarray) -> bool:
+        self.pinned += [t for t in (a, b) if z3.is_expr(t)]
+        raw = [t if isinstance(t, (int, np.integer)) else t.as_ast() for t in (a, b)]
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, self.DEPTH))
+        try:
+            return self._eq(raw[0], raw[1], where)
+        except RecursionError:
+            return False            # deeper than DEPTH: not shown (never "different")
+        finally:
+            sys.setrecursionlimit(limit)
+
+    def _eq(self, x, y, w: np.ndarray) -> bool:
+        if not w.any():
+            return True
+        if isinstance(x, (int, np.integer)) or isinstance(y, (int, np.integer)):
+            vx, vy = self._values(x, w), self._values(y, w)
+            return vx is not None and vy is not None and np.array_equal(vx, vy)
+        key = (_R.ast_id(self.ref, x), _R.ast_id(self.ref, y))
+        if key[0] == key[1]:
+            return True
+        done = self.proven.get(key)
+        if done is not None:
+            w = w & ~done
+            if not w.any():
+                return True
+        if not self._walk(x, y, w):
+            return False
+        self.proven[key] = w if done is None else (done | w)
+        return True
+
+    def _walk(self, x, y, w: np.ndarray) -> bool:
+        ref = self.ref
+        kx, ky = self._kind(x), self._kind(y)
+        if kx not in _NEVER_SHAPE_ONLY:
+            vx = self._at(x)
+            if vx is not None:
+                vy = self._at(y)
+                if vy is not None:
+                    return bool(np.array_equal(vx[w], vy[w]))
+        for t, kt, other, first in ((x, kx, y, True), (y, ky, x, False)):
+            split = self._shape_choice(t) if kt == z3.Z3_OP_ITE else None
+            if split is not None:
+                c, then, alt = split
+                if first:
+                    return self._eq(then, other, w & c) and self._eq(alt, other, w & ~c)
+                return self._eq(other, then, w & c) and self._eq(other, alt, w & ~c)
+        ex, ey = self._element(x, kx, w), self._element(y, ky, w)
+        if ex is not None and ey is not None:
+            return ex[0] == ey[0] and bool(np.array_equal(ex[1], ey[1]))
+        if kx is None or ky is None or kx != ky:
+            return False
+        n = _R.num_args(ref, x)
+        dx = _R.app_decl(ref, x)
+        # declarations are hash-consed: the same one is the same pointer
+        if n == 0 or n != _R.num_args(ref, y) or dx.value != _R.app_decl(ref, y).value:
+            return False
+        xs = [_R.app_arg(ref, x, i) for i in range(n)]
+        ys = [_R.app_arg(ref, y, i) for i in range(n)]
+        if self._all(xs, ys, w):
+            return True
+        first = _COMMUTING.get(kx)
+        if first is None:
+            return False
+        ys[first], ys[first + 1] = ys[first + 1], ys[first]
+        return self._all(xs, ys, w)
+
+    def _all(self, xs: list, ys: list, w: np.ndarray) -> bool:
+        # (a loop, not `all(...)`: Python-to-Python calls only, so the walk's depth costs no
+        # C stack)
+        for cx, cy in zip(xs, ys):
+            if not self._eq(cx, cy, w):
+                return False
+        return True
+
+    def _at(self, raw) -> np.ndarray | None:
+        if self.shape_only is not None and not self.shape_only(raw):
+            return None
+        return self.at_shapes(z3.z3._to_expr_ref(raw, self.ctx))
+
+    def _kind(self, raw) -> int | None:
+        if _R.ast_kind(self.ref, raw) != z3.Z3_APP_AST:
+            return None
+        return _R.decl_kind(self.ref, _R.app_decl(self.ref, raw))
+
+    def _shape_choice(self, t):
+        """(condition at every shape, then, else) for `If(c, then, else)` (`t`) on a
+        condition of the shape alone; None otherwise."""
+        c = self._at(_R.app_arg(self.ref, t, 0))
+        if c is None:
+            return None
+        return np.asarray(c, dtype=bool), _R.app_arg(self.ref, t, 1), _R.app_arg(self.ref, t, 2)
+
+    def _element(self, t, kind, w: np.ndarray) -> tuple[str, np.ndarray] | None:
+        """(buffer, element index at each shape of `w`) when `t` loads a whole input element
+        there: its own term, or a `Select` at an aligned offset inside the buffer."""
+        ref = self.ref
+        hit = self.element_of_id.get(_R.ast_id(ref, t))
+        if hit is not None:
+            return hit[0], np.full(int(w.sum()), hit[1], dtype=np.int64)
+        if kind != z3.Z3_OP_SELECT:
+            return None
+        arr = _R.app_arg(ref, t, 0)
+        if self._kind(arr) != z3.Z3_OP_UNINTERPRETED or _R.num_args(ref, arr):
+            return None
+        named = self.arrays.get(_R.ast_id(ref, arr), _UNSEEN)
+        if named is _UNSEEN:
+            name = _R.symbol(ref, _R.decl_name(ref, _R.app_decl(ref, arr))).decode()
+            named = self.arrays[_R.ast_id(ref, arr)] = array_buffer(name)
+        if named is None or named[0] not in self.buffers:
+            return None
+        b = self.buffers[named[0]]
+        off = self._at(_R.app_arg(ref, t, 1))
+        if named[1] != b.elem_bytes or off is None:
+            return None
+        off = off[w].astype(np.uint64)
+        esz = np.uint64(b.elem_bytes)
+        if ((off % esz != 0) | (off // esz >= np.uint64(b.ids.size))).any():
+            return None
+        return named[0], (off // esz).astype(np.int64)
+
+    def _values(self, t, w: np.ndarray) -> np.ndarray | None:
+        if isinstance(t, (int, np.integer)):
+            return np.full(int(w.sum()), int(t) & 0xFFFF_FFFF_FFFF_FFFF, dtype=np.uint64)
+        v = self._at(t)
+        return None if v is None else v[w].astype(np.uint64)
 
 
 def indexed_params(spec, role: str, ptx_params) -> dict[str, tuple[str, str]]:

@@ -712,7 +712,8 @@ def check_shapes(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int) -> 
                               {p.name: type_bits(p.type) for p in spec.buffers},
                               {p.name: info[p.name].ids for p in spec.buffers
                                if p.access == "out"},
-                              {r: launch.indexed for r, launch in launches.items()})
+                              {r: launch.indexed for r, launch in launches.items()},
+                              feas.shape_only_ast)
         if differs is not None:
             raise CheckAt(dict(fixed, **sp.shapes[differs.shape]), differs.why)
         ctx.stages.append(Stage("indexed outputs", "ok", time.perf_counter() - t1,

@@ -1,0 +1,27 @@
+// Used by tests/unit/test_same_at.py: matmul_tiled (kernels/matmul) reading the B tile
+// transposed, Bs[tx][k] for Bs[k][tx]: other elements of B, in the same fma order.
+constexpr int TILE = 16;
+
+extern "C" __global__ void matmul_tiled_bt(const float* __restrict__ A, const float* __restrict__ B,
+                                        float* __restrict__ C, int M, int N, int K)
+{
+    __shared__ float As[TILE][TILE];
+    __shared__ float Bs[TILE][TILE];
+    int tx = threadIdx.x, ty = threadIdx.y;
+    int row = blockIdx.y * TILE + ty;
+    int col = blockIdx.x * TILE + tx;
+    float acc = 0.0f;
+    for (int t = 0; t < (K + TILE - 1) / TILE; ++t) {
+        int ka = t * TILE + tx;
+        int kb = t * TILE + ty;
+        As[ty][tx] = (row < M && ka < K) ? A[row * K + ka] : 0.0f;
+        Bs[ty][tx] = (kb < K && col < N) ? B[kb * N + col] : 0.0f;
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < TILE; ++k)
+            acc += As[ty][k] * Bs[tx][k];
+        __syncthreads();
+    }
+    if (row < M && col < N)
+        C[row * N + col] = acc;
+}
