@@ -3,10 +3,11 @@ the ranges allow covered at once by one symbolic maximal launch (verifier/shapes
 
 The 1-D pairs, the histograms (addresses over input data, split by value) and the transposes
 (addresses over two symbolic dimensions: in/out buffers indexed, verifier/indexed.py) must
-reach their `expect` this way. The matmuls cannot be covered by one maximal launch yet: for
-the equivalent ones the whole claim must be Inconclusive with that reason named (never a
-pass); tests/golden/test_verify_corpus.py checks them at fixed shapes, and
-tests/golden/test_verify_probes.py refutes the buggy ones over their whole claims.
+reach their `expect` this way, and so must the bit-exact matmul with whole k tiles (its fma
+chains compared term by term at every shape, verifier/indexed.py `SameAt`). The real-mode
+matmul's 32^3 claim is past the indexed-buffer size limit: Inconclusive with that reason
+named (never a pass); tests/golden/test_verify_corpus.py checks it at fixed shapes, and
+tests/golden/test_verify_probes.py refutes the buggy matmuls over their whole claims.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ DATA_ADDRESSES = ["histogram/shared.toml", "histogram/shared_noinit_sync.toml",
 # Two symbolic dimensions (rows, cols: 4096 shapes); padded_badstride reads tile words no
 # thread wrote, which is Inconclusive by name (uninitialized shared memory), as at fixed shapes.
 TWO_D = ["transpose/tiled.toml", "transpose/padded.toml", "transpose/tiled_nobounds.toml",
-         "transpose/tiled_nobounds_aligned.toml"]
+         "transpose/tiled_nobounds_aligned.toml", "matmul/tiled_bitexact_k16.toml"]
 
 NOT_COVERED = {
     "matmul/tiled_real.toml": "elements of 'C' to compare, more than",

@@ -30,8 +30,9 @@ IDENTICAL_TERMS = "identical output terms (after z3's simplifier): no solver nee
 REAL_CHECK = ("mode real: the real-arithmetic obligations are z3's dialect (reals); keq check "
               "re-solves them with z3, not independently")
 INDEXED = ("in/out buffers indexed: every output element compared at every allowed shape by "
-           "evaluating both kernels' write logs (exact, no solver); keq check re-derives it by "
-           "re-running verify")
+           "evaluating both kernels' write logs, and where those differ by walking both "
+           "stored terms at once (exact, no solver); keq check re-derives it by re-running "
+           "verify")
 EVALUATED = ("launch-shape conditions decided by evaluation at every allowed shape (exact, "
              "no solver); keq check re-derives them by re-running verify")
 
