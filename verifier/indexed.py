@@ -294,6 +294,18 @@ _NEVER_SHAPE_ONLY = {z3.Z3_OP_FPA_ADD, z3.Z3_OP_FPA_MUL, z3.Z3_OP_FPA_FMA,
                      z3.Z3_OP_FPA_TO_FP, z3.Z3_OP_FPA_TO_IEEE_BV, z3.Z3_OP_FPA_RM_NEAREST_TIES_TO_EVEN}
 
 
+def _same_element(ex: tuple, ey: tuple, w: np.ndarray) -> bool | None:
+    """Do two element loads read the same element at every shape of `w`? None when one of
+    them is no element at some shape there (the walk then compares them as terms)."""
+    if (ex[2] is not None and not ex[2][w].all()) or (ey[2] is not None and not ey[2][w].all()):
+        return None
+    if ex[0] != ey[0]:
+        return False
+    ix = ex[1][w] if isinstance(ex[1], np.ndarray) else ex[1]
+    iy = ey[1][w] if isinstance(ey[1], np.ndarray) else ey[1]
+    return bool(np.all(ix == iy))
+
+
 class SameAt:
     """Are two terms equal at every shape in a set, for every input? Shown by walking both
     at once (`__call__`): the same term; terms of the shape alone that evaluate equal there;
@@ -315,6 +327,7 @@ class SameAt:
         self.element_of_id = {int(i): (name, k) for name, b in buffers.items()
                               for k, i in enumerate(b.ids.tolist())}
         self.proven: dict[tuple[int, int], np.ndarray] = {}
+        self.nodes: dict[int, tuple] = {}          # see `_node`
         self.arrays: dict[int, tuple[str, int] | None] = {}
         self.pinned: list = []
         self.ctx = z3.main_ctx()
@@ -340,52 +353,42 @@ class SameAt:
         if isinstance(x, (int, np.integer)) or isinstance(y, (int, np.integer)):
             vx, vy = self._values(x, w), self._values(y, w)
             return vx is not None and vy is not None and np.array_equal(vx, vy)
-        key = (_R.ast_id(self.ref, x), _R.ast_id(self.ref, y))
-        if key[0] == key[1]:
+        ix, iy = _R.ast_id(self.ref, x), _R.ast_id(self.ref, y)
+        if ix == iy:
             return True
+        key = (ix, iy)
         done = self.proven.get(key)
         if done is not None:
             w = w & ~done
             if not w.any():
                 return True
-        if not self._walk(x, y, w):
+        if not self._walk(self._node(x, ix), self._node(y, iy), w):
             return False
         self.proven[key] = w if done is None else (done | w)
         return True
 
-    def _walk(self, x, y, w: np.ndarray) -> bool:
-        ref = self.ref
-        kx, ky = self._kind(x), self._kind(y)
-        if kx not in _NEVER_SHAPE_ONLY:
-            vx = self._at(x)
-            if vx is not None:
-                vy = self._at(y)
-                if vy is not None:
-                    return bool(np.array_equal(vx[w], vy[w]))
-        for t, kt, other, first in ((x, kx, y, True), (y, ky, x, False)):
-            split = self._shape_choice(t) if kt == z3.Z3_OP_ITE else None
-            if split is not None:
-                c, then, alt = split
-                if first:
-                    return self._eq(then, other, w & c) and self._eq(alt, other, w & ~c)
-                return self._eq(other, then, w & c) and self._eq(other, alt, w & ~c)
-        ex, ey = self._element(x, kx, w), self._element(y, ky, w)
+    def _walk(self, nx: tuple, ny: tuple, w: np.ndarray) -> bool:
+        kx, vx, ex, dx, xs, cx, x = nx
+        ky, vy, ey, dy, ys, cy, y = ny
+        if vx is not None and vy is not None:
+            return bool(np.array_equal(vx[w], vy[w]))
+        if cx is not None:
+            return self._eq(xs[1], y, w & cx) and self._eq(xs[2], y, w & ~cx)
+        if cy is not None:
+            return self._eq(x, ys[1], w & cy) and self._eq(x, ys[2], w & ~cy)
         if ex is not None and ey is not None:
-            return ex[0] == ey[0] and bool(np.array_equal(ex[1], ey[1]))
-        if kx is None or ky is None or kx != ky:
-            return False
-        n = _R.num_args(ref, x)
-        dx = _R.app_decl(ref, x)
+            same = _same_element(ex, ey, w)
+            if same is not None:
+                return same
         # declarations are hash-consed: the same one is the same pointer
-        if n == 0 or n != _R.num_args(ref, y) or dx.value != _R.app_decl(ref, y).value:
+        if kx is None or kx != ky or dx != dy or not xs or len(xs) != len(ys):
             return False
-        xs = [_R.app_arg(ref, x, i) for i in range(n)]
-        ys = [_R.app_arg(ref, y, i) for i in range(n)]
         if self._all(xs, ys, w):
             return True
         first = _COMMUTING.get(kx)
         if first is None:
             return False
+        ys = list(ys)
         ys[first], ys[first + 1] = ys[first + 1], ys[first]
         return self._all(xs, ys, w)
 
@@ -397,51 +400,66 @@ class SameAt:
                 return False
         return True
 
+    def _node(self, raw, nid: int) -> tuple:
+        """What the walk needs of a term, once per term: (kind, its values at every shape or
+        None, the input element it loads or None, declaration, arguments, the condition at
+        every shape of a shape-only selection or None; and the raw term itself last)."""
+        hit = self.nodes.get(nid)
+        if hit is not None:
+            return hit
+        ref = self.ref
+        kind = decl = cond = elem = None
+        args: list = []
+        if _R.ast_kind(ref, raw) == z3.Z3_APP_AST:
+            d = _R.app_decl(ref, raw)
+            kind, decl = _R.decl_kind(ref, d), d.value
+            args = [_R.app_arg(ref, raw, i) for i in range(_R.num_args(ref, raw))]
+        vals = None if kind in _NEVER_SHAPE_ONLY else self._at(raw)
+        if vals is None:
+            if kind == z3.Z3_OP_ITE:
+                c = self._at(args[0])
+                cond = None if c is None else np.asarray(c, dtype=bool)
+            elem = self._element(nid, kind, args)
+        hit = self.nodes[nid] = (kind, vals, elem, decl, args, cond, raw)
+        return hit
+
     def _at(self, raw) -> np.ndarray | None:
         if self.shape_only is not None and not self.shape_only(raw):
             return None
         return self.at_shapes(z3.z3._to_expr_ref(raw, self.ctx))
 
-    def _kind(self, raw) -> int | None:
-        if _R.ast_kind(self.ref, raw) != z3.Z3_APP_AST:
-            return None
-        return _R.decl_kind(self.ref, _R.app_decl(self.ref, raw))
-
-    def _shape_choice(self, t):
-        """(condition at every shape, then, else) for `If(c, then, else)` (`t`) on a
-        condition of the shape alone; None otherwise."""
-        c = self._at(_R.app_arg(self.ref, t, 0))
-        if c is None:
-            return None
-        return np.asarray(c, dtype=bool), _R.app_arg(self.ref, t, 1), _R.app_arg(self.ref, t, 2)
-
-    def _element(self, t, kind, w: np.ndarray) -> tuple[str, np.ndarray] | None:
-        """(buffer, element index at each shape of `w`) when `t` loads a whole input element
-        there: its own term, or a `Select` at an aligned offset inside the buffer."""
-        ref = self.ref
-        hit = self.element_of_id.get(_R.ast_id(ref, t))
+    def _element(self, nid: int, kind, args: list) -> tuple | None:
+        """(buffer, element index, where that index is an element or None for everywhere)
+        when the term loads a whole input element: its own term, or a `Select` on an indexed
+        buffer's array at an offset of the shape alone."""
+        hit = self.element_of_id.get(nid)
         if hit is not None:
-            return hit[0], np.full(int(w.sum()), hit[1], dtype=np.int64)
+            return hit[0], hit[1], None
         if kind != z3.Z3_OP_SELECT:
             return None
-        arr = _R.app_arg(ref, t, 0)
-        if self._kind(arr) != z3.Z3_OP_UNINTERPRETED or _R.num_args(ref, arr):
+        ref = self.ref
+        arr = args[0]
+        if _R.ast_kind(ref, arr) != z3.Z3_APP_AST or _R.num_args(ref, arr):
             return None
-        named = self.arrays.get(_R.ast_id(ref, arr), _UNSEEN)
+        aid = _R.ast_id(ref, arr)
+        named = self.arrays.get(aid, _UNSEEN)
         if named is _UNSEEN:
-            name = _R.symbol(ref, _R.decl_name(ref, _R.app_decl(ref, arr))).decode()
-            named = self.arrays[_R.ast_id(ref, arr)] = array_buffer(name)
+            d = _R.app_decl(ref, arr)
+            named = None
+            if _R.decl_kind(ref, d) == z3.Z3_OP_UNINTERPRETED:
+                named = array_buffer(_R.symbol(ref, _R.decl_name(ref, d)).decode())
+            self.arrays[aid] = named
         if named is None or named[0] not in self.buffers:
             return None
         b = self.buffers[named[0]]
-        off = self._at(_R.app_arg(ref, t, 1))
+        off = self._at(args[1])
         if named[1] != b.elem_bytes or off is None:
             return None
-        off = off[w].astype(np.uint64)
+        off = off.astype(np.uint64)
         esz = np.uint64(b.elem_bytes)
-        if ((off % esz != 0) | (off // esz >= np.uint64(b.ids.size))).any():
-            return None
-        return named[0], (off // esz).astype(np.int64)
+        idx = off // esz
+        ok = (off % esz == 0) & (idx < np.uint64(b.ids.size))
+        return named[0], idx.astype(np.int64), ok
 
     def _values(self, t, w: np.ndarray) -> np.ndarray | None:
         if isinstance(t, (int, np.integer)):
