@@ -52,7 +52,7 @@ from verifier.shapes import CheckAt, ShapeFallback, check_shapes, plan, plan_at
 from verifier.solvers import DEFAULT_SOLVERS
 from verifier.spec import PairSpec
 from verifier.verdict import (EQUIVALENT, INCONCLUSIVE, NOT_EQUIVALENT, Counterexample,
-                              InternalError, Stage, Verdict, _Ctx)
+                              InternalError, Stage, StageLog, Verdict, _Ctx)
 
 __all__ = ["EQUIVALENT", "INCONCLUSIVE", "NOT_EQUIVALENT", "Counterexample", "InternalError",
            "Stage", "Verdict", "verify", "claim_text", "assignments"]
@@ -198,6 +198,7 @@ def verify(spec: PairSpec, *, fixed: dict[str, int] | None = None, timeout_s: fl
     start = time.perf_counter()
     ctx = _Ctx(spec, timeout_s, unroll, solvers=tuple(solvers), dump_dir=dump_smt,
                trials=trials)
+    ctx.stages = StageLog(getattr(progress, "stage", None))
     claim = claim_text(spec, fixed)
 
     def done(kind, reasons=(), count=0, cex=None, coverage=""):

@@ -55,13 +55,27 @@ class Verdict:
     coverage: str = ""
 
 
+class StageLog(list):
+    """The stages of one verification, as they finish; `on_stage(stage)` (optional) hears of
+    each at once (a progress display for long runs)."""
+
+    def __init__(self, on_stage=None) -> None:
+        super().__init__()
+        self.on_stage = on_stage
+
+    def append(self, stage: Stage) -> None:
+        super().append(stage)
+        if self.on_stage is not None:
+            self.on_stage(stage)
+
+
 @dataclass
 class _Ctx:
     spec: PairSpec
     timeout_s: float
     unroll: int
     prepared: dict[str, PreparedKernel] = field(default_factory=dict)
-    stages: list[Stage] = field(default_factory=list)
+    stages: list[Stage] = field(default_factory=StageLog)
     assumptions: set[str] = field(default_factory=set)
     witness: tuple | None = None          # the differing pair of terms the solver split
     solvers: tuple[str, ...] = DEFAULT_SOLVERS

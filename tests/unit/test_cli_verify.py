@@ -102,3 +102,27 @@ def test_a_difference_found_by_testing_shows_the_inputs_at_its_index(capsys):
     assert rc == 1 and "found by random testing before the symbolic run" in out
     assert "inputs at index 0, where the first difference is" in out
     assert "input a[0] = 0x" in out and "input b[0] = 0x" in out and "c[0]: reference" in out
+
+
+def test_progress_reports_each_stage_of_a_long_symbolic_launch_as_it_finishes(capsys):
+    from verifier.cli.verify_cmd import _Progress
+    from verifier.equiv import verify
+    from verifier.spec import load_spec
+
+    class Recording(_Progress):
+        def __init__(self):
+            super().__init__()
+            self.heard = []
+
+        def stage(self, s):
+            self.heard.append(s.name)
+            super().stage(s)
+
+    progress = Recording()
+    v = verify(load_spec(K / "vector_add" / "vec4.toml"), progress=progress)
+    assert v.kind == "equivalent"
+    # every stage, in order, while the run went on (not only in the verdict afterwards)
+    assert progress.heard == [s.name for s in v.stages] and progress.heard
+    err = capsys.readouterr().err
+    assert "checking every launch shape at once (n symbolic)" in err
+    assert f": {v.stages[-1].name} ok (" in err

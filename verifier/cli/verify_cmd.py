@@ -66,19 +66,31 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
-def _progress(enabled: bool):
-    if not enabled:
-        return None
+class _Progress:
+    """One status line on a terminal (stderr): the launch shape being checked and, during a
+    long symbolic launch, each stage as it finishes."""
 
-    def show(i: int, total: int, env: dict) -> None:
+    def __init__(self) -> None:
+        self.what = ""
+
+    def __call__(self, i: int, total: int, env: dict) -> None:
         if any(v == "symbolic" for v in env.values()):
-            print(f"\r  checking every launch shape at once ({', '.join(sorted(env))} "
-                  f"symbolic)\033[K", end="", file=sys.stderr, flush=True)
-            return
-        shape = ", ".join(f"{k}={v}" for k, v in sorted(env.items()))
-        print(f"\r  checking launch shape {i + 1}/{total} ({shape})\033[K", end="",
-              file=sys.stderr, flush=True)
-    return show
+            self.what = f"checking every launch shape at once ({', '.join(sorted(env))} symbolic)"
+        else:
+            shape = ", ".join(f"{k}={v}" for k, v in sorted(env.items()))
+            self.what = f"checking launch shape {i + 1}/{total} ({shape})"
+        self._show(self.what)
+
+    def stage(self, s) -> None:
+        self._show(f"{self.what or 'checking'}: {s.name} {s.status} ({s.seconds:.1f} s)")
+
+    @staticmethod
+    def _show(line: str) -> None:
+        print(f"\r  {line}\033[K", end="", file=sys.stderr, flush=True)
+
+
+def _progress(enabled: bool):
+    return _Progress() if enabled else None
 
 
 def _hex(v: int, bits: int) -> str:
