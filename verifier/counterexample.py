@@ -78,6 +78,29 @@ def _far_apart(spec: PairSpec, ref: dict, cand: dict, rel: float = 1e-3) -> bool
     return False
 
 
+def writers(spec: PairSpec, cex: Counterexample, limit: int = 8) -> dict:
+    """(role, output, index) -> who stored the value the counterexample reports there
+    ("block (..) thread (..) at FILE:LINE:COL", "" when no thread did), for its first
+    `limit` differences, by replaying each kernel on its inputs with the race detector's
+    shadow memory (which remembers each byte's last writer)."""
+    from verifier.emulate import prepare_side
+    out: dict = {}
+    for role in ("reference", "candidate"):
+        side = spec.side(role)
+        inputs = {n: (v.copy() if isinstance(v, np.ndarray) else v) for n, v in cex.inputs.items()}
+        try:
+            _, result = run_side(side, inputs, cex.scalars, detect_races=True)
+        except (MemoryFault, ExecutionError, KeqError):
+            continue
+        ptx_name = {name: kp.name for name, kp in zip(side.arg_names,
+                                                      prepare_side(side).fn.params)}
+        for name, i, _, _ in cex.differences[:limit]:
+            who = (result.writers or {}).get(ptx_name.get(name, ""))
+            if who is not None:
+                out[(role, name, i)] = who(i * spec.param(name).dtype.itemsize)
+    return out
+
+
 def model_inputs(ctx, env, value_of, variables, seed) -> tuple[dict, dict]:
     """Concrete (scalars, inputs) from a solver model; `value_of(variable) -> bit pattern`.
     Inputs the model does not mention are random."""

@@ -15,9 +15,12 @@ shape):
   (the same id as that element's own term, which loads at concrete addresses return), the
   id of any other term, or the id of the element's initial contents when no store writes it.
   Equal codes at every shape where the element exists prove the element (the same term
-  denotes the same function of the inputs); a shape where they differ, or where two threads
-  write one element, is handed back (`Differs`) to be checked on its own, which either
-  refutes it with a replayed counterexample or names a race.
+  denotes the same function of the inputs). Where codes differ, the two stored terms are
+  walked at once over the shapes where that pair of writes meets (`SameAt`: congruence,
+  with shape-only parts evaluated and shape-only selections split). A shape where neither
+  shows equality, or where two threads write one element, is handed back (`Differs`) to be
+  checked on its own, which either refutes it with a replayed counterexample or names a
+  race.
 
 Nothing here is approximate: the condition or offset of a logged access that depends on
 input data cannot be evaluated and raises `NotIndexable` (the caller then says Inconclusive);

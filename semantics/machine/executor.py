@@ -64,6 +64,16 @@ class MemoryPort(Protocol):
     def atomic(self, x: "Executor", space: str, addr: Any, nbytes: int, update, mask: Any) -> Any: ...
 
 
+def thread_name_of(geom: "Geometry", global_tid: int) -> str:
+    """'block (x,y,z) thread (x,y,z)' of a global thread id (CTA-major, x fastest)."""
+    c, t = divmod(global_tid, geom.threads_per_cta)
+    gx, gy, _ = geom.grid
+    cta = (c % gx, (c // gx) % gy, c // (gx * gy))
+    bx, by, _ = geom.block
+    tid = (t % bx, (t // bx) % by, t // (bx * by))
+    return f"block ({cta[0]},{cta[1]},{cta[2]}) thread ({tid[0]},{tid[1]},{tid[2]})"
+
+
 @dataclass(frozen=True)
 class Geometry:
     """Launch geometry of one batch: which CTAs, and the block shape."""
@@ -427,13 +437,7 @@ class Executor:
         return self.thread_name_of(int(self.global_tid[lane]))
 
     def thread_name_of(self, global_tid: int) -> str:
-        threads = self.geom.threads_per_cta
-        c, t = divmod(global_tid, threads)
-        gx, gy, _ = self.geom.grid
-        cta = (c % gx, (c // gx) % gy, c // (gx * gy))
-        bx, by, _ = self.geom.block
-        tid = (t % bx, (t // bx) % by, t // (bx * by))
-        return f"block ({cta[0]},{cta[1]},{cta[2]}) thread ({tid[0]},{tid[1]},{tid[2]})"
+        return thread_name_of(self.geom, global_tid)
 
     # -- effects, barriers -----------------------------------------------------------------
     def effect(self, kind: str, what: str, cond=None) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import struct
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -13,9 +13,9 @@ from semantics.domains.concrete import ConcreteDomain
 from semantics.errors import KeqError
 from semantics.ir.nodes import Module
 from semantics.machine.concrete_port import ConcretePort
-from semantics.machine.executor import Effect, Executor, Geometry
+from semantics.machine.executor import Effect, Executor, Geometry, thread_name_of
 from semantics.machine.kernel import PreparedKernel, prepare
-from semantics.machine.memory import ConcreteMemory, GlobalLayout
+from semantics.machine.memory import GLOBAL_BASE, ConcreteMemory, GlobalLayout
 from semantics.machine.races import RaceDetector
 
 Dim3 = tuple[int, int, int]
@@ -40,6 +40,9 @@ class LaunchResult:
     buffers: dict[str, np.ndarray]      # every pointer argument's final contents, by name
     effects: tuple[Effect, ...]
     coverage: Coverage | None = None
+    # With detect_races: per pointer argument, the last store to each of its bytes, as
+    # "block (..) thread (..) at FILE:LINE:COL", or "" where no thread wrote it.
+    writers: dict[str, Callable[[int], str]] | None = None
 
 
 def _dim3(v: int | Sequence[int], what: str) -> Dim3:
@@ -146,4 +149,21 @@ def run_kernel(module: Module | PreparedKernel, kernel: str | None, grid, block,
                              and b.branch_target is not None)
         cov = Coverage(len(k.cfg.blocks), frozenset(blocks_seen), branches_total,
                        frozenset(branches_seen))
-    return LaunchResult(out, tuple(effects), cov)
+    writers = None
+    if races is not None:
+        geom = Geometry(block3, grid3, ())
+        writers = {name: _last_writer(races, geom, a.base - GLOBAL_BASE)
+                   for name, (a, v) in allocs.items()}
+    return LaunchResult(out, tuple(effects), cov, writers)
+
+
+def _last_writer(races: RaceDetector, geom: Geometry, start: int) -> Callable[[int], str]:
+    """byte offset in the buffer -> who stored it last (read from the race detector's shadow
+    of global memory after the launch)."""
+    def who(byte: int) -> str:
+        sh = races.shadows.get("global")
+        if sh is None or start + byte >= sh.w_tid.size or sh.w_tid[start + byte] < 0:
+            return ""
+        return (f"{thread_name_of(geom, int(sh.w_tid[start + byte]))} at "
+                f"{races.locs[int(sh.w_ins[start + byte])]}")
+    return who

@@ -126,3 +126,18 @@ def test_progress_reports_each_stage_of_a_long_symbolic_launch_as_it_finishes(ca
     err = capsys.readouterr().err
     assert "checking every launch shape at once (n symbolic)" in err
     assert f": {v.stages[-1].name} ok (" in err
+
+
+def test_each_differing_value_names_the_thread_and_ptx_line_that_wrote_it(capsys):
+    # vec4_notail's candidate never writes the tail element: its value is the initial one
+    rc = main(["verify", str(K / "vector_add/vec4_notail.toml")])
+    out = capsys.readouterr().out
+    assert rc == 1
+    assert "    reference value written by block (0,0,0) thread (0,0,0) at " in out
+    assert "vector_add.ptx:" in out.split("reference value written by", 1)[1].splitlines()[0]
+    assert "    candidate value written by no thread (the initial contents)" in out
+    rc = main(["verify", str(K / "vector_add/vec4_notail.toml"), "--json"])
+    cex = json.loads(capsys.readouterr().out)["counterexample"]
+    first = cex["differences"][0]["written_by"]
+    assert first["reference"].startswith("block (0,0,0) thread (0,0,0) at ")
+    assert first["candidate"] == ""

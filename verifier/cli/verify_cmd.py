@@ -10,6 +10,7 @@ from dataclasses import replace
 from semantics.errors import KeqError
 from verifier.equiv import (EQUIVALENT, INCONCLUSIVE, NOT_EQUIVALENT, SHAPE_MODES, Verdict,
                             verify)
+from verifier.counterexample import writers
 from verifier.inputs import parse_set, save_npz
 from verifier.parallel import default_jobs
 from verifier.solvers import DEFAULT_SOLVERS
@@ -97,7 +98,7 @@ def _hex(v: int, bits: int) -> str:
     return f"0x{v:0{bits // 4}x}"
 
 
-def _report_text(v: Verdict) -> None:
+def _report_text(v: Verdict, written: dict) -> None:
     print(f"claim    {v.claim}")
     for s in v.stages:
         detail = f"  ({s.detail})" if s.detail else ""
@@ -143,9 +144,13 @@ def _report_text(v: Verdict) -> None:
             ca = cex.candidate[name].reshape(-1)[i]
             print(f"  {name}[{i}]: reference {_hex(a, bits)} ({ra})  candidate "
                   f"{_hex(b, bits)} ({ca})")
+            for role in ("reference", "candidate"):
+                if (role, name, i) in written:
+                    print(f"    {role} value written by "
+                          f"{written[(role, name, i)] or 'no thread (the initial contents)'}")
 
 
-def _report_json(v: Verdict) -> dict:
+def _report_json(v: Verdict, written: dict) -> dict:
     cex = v.counterexample
     return {
         "claim": v.claim, "verdict": v.kind, "reasons": list(v.reasons),
@@ -159,7 +164,9 @@ def _report_json(v: Verdict) -> dict:
                         for k, x in cex.scalars.items()},
             "note": cex.note,
             "depends_on": list(cex.depends_on),
-            "differences": [{"param": n, "index": i, "reference": a, "candidate": b}
+            "differences": [{"param": n, "index": i, "reference": a, "candidate": b,
+                             "written_by": {r: written[(r, n, i)] for r in
+                                            ("reference", "candidate") if (r, n, i) in written}}
                             for n, i, a, b in cex.differences],
         },
     }
@@ -185,10 +192,12 @@ def run(args: argparse.Namespace) -> int:
         save_npz(args.save_counterexample, spec, cex.inputs,
                  {"reference": cex.reference, "candidate": cex.candidate}
                  if cex.reference else None)
+    written = {} if v.counterexample is None or not v.counterexample.differences else \
+        writers(spec, v.counterexample)
     if args.json:
-        print(json.dumps(_report_json(v), indent=2))
+        print(json.dumps(_report_json(v, written), indent=2))
     else:
-        _report_text(v)
+        _report_text(v, written)
         if args.save_counterexample and v.counterexample is not None:
             print(f"wrote    {args.save_counterexample}  (replay: keq run {args.spec} "
                   f"--side candidate --inputs {args.save_counterexample})")
