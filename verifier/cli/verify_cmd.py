@@ -42,7 +42,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--unroll", type=int, default=64, metavar="N",
                    help="iterations of a data-dependent loop before giving up (default 64)")
     p.add_argument("--max-shapes", type=int, default=16, metavar="N",
-                   help="launch shapes (scalar combinations) to enumerate at most (default 16)")
+                   help="launch shapes (scalar combinations) to enumerate at most (default "
+                        "16); past it, when the symbolic launch cannot decide, the smallest "
+                        "shape and one that testing flagged are checked on their own (a "
+                        "difference there refutes the claim; nothing else is a pass)")
     p.add_argument("--shapes", choices=SHAPE_MODES, default="auto",
                    help="how launch shapes are covered: symbolic (one maximal launch), "
                         "enumerate (each on its own), auto (symbolic unless there are at most "
