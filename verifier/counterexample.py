@@ -177,6 +177,22 @@ def _concrete_inputs(ctx, env: dict, seed: int, *,
     return scalars, inputs
 
 
+def _unspecified_reads(spec: PairSpec, effects: dict) -> str | None:
+    """The note for a difference seen where the candidate, and only it, read never-written
+    shared memory: its contents are unspecified (PTX), so the emulator's zeros are one state
+    the GPU may leave there, and that execution is a legal one that differs. None when other
+    effects are involved (an approximation, undefined behaviour: such values prove nothing)
+    or the reference has any, or the mode is real (rounding and garbage look alike)."""
+    if spec.mode != "bitexact" or effects["reference"] or not effects["candidate"]:
+        return None
+    if any(e.kind != "uninitialized" for e in effects["candidate"]):
+        return None
+    e = effects["candidate"][0]
+    return (f"the candidate reads shared memory no thread wrote ({e.what} at {e.loc}); its "
+            f"contents are unspecified, and with them zero (the emulator's, one state the GPU "
+            f"may leave) the outputs differ")
+
+
 def _test_for_difference(ctx, env: dict, seed: int, trials: int,
                          terms: dict | None = None) -> Verdict | None:
     """Run both kernels on random inputs of this launch shape; a bit difference (bitexact) is
@@ -191,17 +207,21 @@ def _test_for_difference(ctx, env: dict, seed: int, trials: int,
         ref, cand = rep["reference"][0], rep["candidate"][0]
         diffs = _differences(ctx.spec, ref, cand)
         if diffs:
+            note = "found by random testing before solving"
             if any(role[1].effects for role in rep.values()):
                 # The host's approximations are not the GPU's, and a value read under
-                # undefined behaviour (uninitialized shared memory, a shfl from a lane that
-                # does not take part) is not one silicon is bound to produce.
-                continue
+                # undefined behaviour (a shfl from a lane that does not take part) is not one
+                # silicon is bound to produce; unspecified shared memory is the exception.
+                unspecified = _unspecified_reads(ctx.spec, {r: list(v[1].effects)
+                                                            for r, v in rep.items()})
+                if unspecified is None:
+                    continue
+                note = unspecified
             # The inputs that matter: those the first differing element's terms mention.
             pair = (terms or {}).get(diffs[0][:2], ())
             depends = sorted(_variables(pair), key=lambda n: (n.split("[")[0], len(n), n))
             cex = Counterexample(scalars, inputs, _outs(ctx.spec, ref), _outs(ctx.spec, cand),
-                                 diffs, note="found by random testing before solving",
-                                 depends_on=tuple(depends))
+                                 diffs, note=note, depends_on=tuple(depends))
             return Verdict(NOT_EQUIVALENT, "", (f"{len(diffs)}+ output element(s) differ",),
                            counterexample=cex)
     return None
@@ -282,7 +302,7 @@ def pretest(ctx, envs: list[dict], seed: int) -> Verdict | None:
             for n, v in inputs.items():
                 if isinstance(v, np.ndarray) and v.dtype.kind == "f":
                     inputs[n] = rng.uniform(-1.0, 1.0, v.shape).astype(v.dtype)
-        finals, effects = {}, False
+        finals, effects = {}, {}
         for role in ("reference", "candidate"):
             copied = {n: (v.copy() if isinstance(v, np.ndarray) else v) for n, v in inputs.items()}
             try:
@@ -297,10 +317,15 @@ def pretest(ctx, envs: list[dict], seed: int) -> Verdict | None:
                 cex = Counterexample(scalars, inputs, {}, {}, (), note=races[0].what)
                 return Verdict(NOT_EQUIVALENT, "", (f"the candidate has a data race: "
                                                     f"{races[0].what}",), counterexample=cex)
-            effects |= bool(result.effects)
+            effects[role] = list(result.effects)
             finals[role] = final
-        if effects:
-            continue          # (see `_test_for_difference`: such values prove nothing)
+        note = "found by random testing before the symbolic run"
+        if effects["reference"] or effects["candidate"]:
+            # (see `_test_for_difference`: such values prove nothing, but unspecified
+            # shared memory in the candidate alone)
+            note = _unspecified_reads(spec, effects)
+            if note is None:
+                continue
         if spec.mode != "bitexact":
             # Rounding differences prove nothing in real mode, but a large one marks a shape
             # worth checking on its own should the whole claim stay undecided.
@@ -310,8 +335,7 @@ def pretest(ctx, envs: list[dict], seed: int) -> Verdict | None:
         diffs = _differences(spec, finals["reference"], finals["candidate"])
         if diffs:
             cex = Counterexample(scalars, inputs, _outs(spec, finals["reference"]),
-                                 _outs(spec, finals["candidate"]), diffs,
-                                 note="found by random testing before the symbolic run")
+                                 _outs(spec, finals["candidate"]), diffs, note=note)
             return Verdict(NOT_EQUIVALENT, "", (f"{len(diffs)}+ output element(s) differ",),
                            counterexample=cex)
     return None

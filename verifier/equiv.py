@@ -44,7 +44,7 @@ from semantics.machine.executor import ExecutionError, UnrollLimit
 from semantics.machine.symbolic_run import SymbolicLaunch, run_symbolic
 from verifier.claim import _symbolic_inputs, assignments, claim_text
 from verifier.counterexample import (_env, _fault_counterexample, _inconclusive,
-                                     _race_check)
+                                     _race_check, _test_for_difference)
 from verifier.emulate import prepare_side
 from verifier.outputs import _outputs, _same, compare_outputs
 from verifier.parallel import check_shapes_in_parallel
@@ -101,6 +101,15 @@ def check_assignment(ctx: _Ctx, env: dict[str, int], seed: int) -> Verdict | Non
                 ctx.assumptions.add(f"{e.what} is the same function in both kernels "
                                     f"(uninterpreted; {e.loc})")
             else:
+                # Unspecified shared memory read by the candidate alone: a run on the
+                # emulator (zero-filled, one state the GPU may leave) may show a difference.
+                t1 = time.perf_counter()
+                tested = _test_for_difference(ctx, env, seed, ctx.trials) \
+                    if e.kind == "uninitialized" and role == "candidate" else None
+                if tested is not None:
+                    ctx.stages.append(Stage("random testing", "failed",
+                                            time.perf_counter() - t1, tested.reasons[0]))
+                    return tested
                 return _inconclusive(ctx, f"{role}: {e.kind}: {e.what} at {e.loc}")
     # races
     t0 = time.perf_counter()

@@ -293,8 +293,8 @@ def _second_look(same: "SameAt", count: int, differ: np.ndarray,
 # one side's order may be swapped where the other's terms differ.
 _COMMUTING = {z3.Z3_OP_FPA_ADD: 1, z3.Z3_OP_FPA_MUL: 1, z3.Z3_OP_FPA_FMA: 1}
 # Floating-point terms never evaluate at shapes (the evaluator reads bit-vectors and Booleans).
-_NEVER_SHAPE_ONLY = {z3.Z3_OP_FPA_ADD, z3.Z3_OP_FPA_MUL, z3.Z3_OP_FPA_FMA,
-                     z3.Z3_OP_FPA_TO_FP, z3.Z3_OP_FPA_TO_IEEE_BV, z3.Z3_OP_FPA_RM_NEAREST_TIES_TO_EVEN}
+_NEVER_SHAPE_ONLY = {z3.Z3_OP_FPA_ADD, z3.Z3_OP_FPA_MUL, z3.Z3_OP_FPA_FMA, z3.Z3_OP_FPA_TO_FP,
+                     z3.Z3_OP_FPA_TO_IEEE_BV, z3.Z3_OP_FPA_RM_NEAREST_TIES_TO_EVEN}
 
 
 def _same_element(ex: tuple, ey: tuple, w: np.ndarray) -> bool | None:
