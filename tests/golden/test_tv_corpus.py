@@ -19,6 +19,7 @@ import pytest
 from semantics.errors import KeqError
 from semantics.sass import parse_sass_file
 from verifier.cli.tv_cmd import load_sass, pair_from_side, small_scalars
+from verifier.counterexample import writers
 from verifier.equiv import verify
 from verifier.spec import load_spec
 
@@ -151,11 +152,15 @@ def test_wrong_immediate_is_refuted(tmp_path):
     first = text.index(old, text.index("\nreduce_warp_shfl_i32:"))
     p = tmp_path / "reduce_warp_shfl.sm_80.sass"
     p.write_text(text[:first] + "SHFL.DOWN PT, R2, R3, 0x8, 0x1f" + text[first + len(old):])
-    v = verify(pair_from_side(spec, side, parse_sass_file(p), p), fixed={"n": 64},
-               timeout_s=20, shapes="enumerate")
+    pair = pair_from_side(spec, side, parse_sass_file(p), p)
+    v = verify(pair, fixed={"n": 64}, timeout_s=20, shapes="enumerate")
     assert v.kind == "not-equivalent"
     cex = v.counterexample
     assert cex is not None and cex.differences, v.reasons
-    _, _, ref, cand = cex.differences[0]
+    name, i, ref, cand = cex.differences[0]
     assert ref != cand
+    # the report names who wrote each value: a PTX line on one side, a SASS line on the other
+    who = writers(pair, cex)
+    assert ".ptx:" in who[("reference", name, i)]
+    assert "reduce_warp_shfl.sm_80.sass:" in who[("candidate", name, i)]
 

@@ -229,6 +229,7 @@ def _parse_sets(items: list[str]) -> dict[str, int]:
 def run(args: argparse.Namespace) -> int:
     from semantics.ptx import parse_ptx_file
     from verifier.cli.verify_cmd import _report_json, _report_text
+    from verifier.counterexample import writers
     from verifier.equiv import verify
     ptx_path = Path(args.ptx)
     module = parse_ptx_file(ptx_path)
@@ -246,11 +247,13 @@ def run(args: argparse.Namespace) -> int:
                                     block=args.block, length=args.length, values=values)
         v = verify(spec, fixed=fixed, timeout_s=args.timeout, shapes="enumerate")
         worst = max(worst, EXIT[v.kind], key=lambda e: (0, 2, 1)[e] if e < 3 else 3)
+        written = writers(spec, v.counterexample) if v.counterexample is not None and \
+            v.counterexample.differences else {}
         if args.json:
-            reports.append({"kernel": kernel, "arch": sass.arch, **_report_json(v)})
+            reports.append({"kernel": kernel, "arch": sass.arch, **_report_json(v, written)})
         else:
             print(f"== {kernel} ({ptx_path} -> {sass.arch} SASS)")
-            _report_text(v)
+            _report_text(v, written)
     if args.json:
         print(json.dumps(reports, indent=2))
     return worst

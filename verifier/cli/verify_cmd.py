@@ -101,7 +101,8 @@ def _hex(v: int, bits: int) -> str:
     return f"0x{v:0{bits // 4}x}"
 
 
-def _report_text(v: Verdict, written: dict) -> None:
+def _report_text(v: Verdict, written: dict | None = None) -> None:
+    written = written or {}
     print(f"claim    {v.claim}")
     for s in v.stages:
         detail = f"  ({s.detail})" if s.detail else ""
@@ -153,7 +154,8 @@ def _report_text(v: Verdict, written: dict) -> None:
                           f"{written[(role, name, i)] or 'no thread (the initial contents)'}")
 
 
-def _report_json(v: Verdict, written: dict) -> dict:
+def _report_json(v: Verdict, written: dict | None = None) -> dict:
+    written = written or {}
     cex = v.counterexample
     return {
         "claim": v.claim, "verdict": v.kind, "reasons": list(v.reasons),
