@@ -461,12 +461,18 @@ class Executor:
         d = self.d
         live = d.pnot(self._threads_exited())
         missing = d.pand(live, d.pnot(self.mask))
+        arrival: dict[int, tuple | None] = {}       # per CTA, see `_arrival`
+
+        def arrives(cta: int) -> tuple | None:
+            if cta not in arrival:
+                arrival[cta] = self._arrival(cta, live)
+            return arrival[cta]
         if d.may_any(missing):
             here = np.asarray(_concrete_bools(self.mask), dtype=bool)
             miss = np.asarray(_concrete_bools(missing), dtype=bool)
             ctas_here = set(self.cta_of_lane[here].tolist())
             bad = [i for i in np.nonzero(miss)[0].tolist() if self.cta_of_lane[i] in ctas_here
-                   and not self._uniform(int(self.cta_of_lane[i]), live)]
+                   and arrives(int(self.cta_of_lane[i])) is None]
             if bad:
                 raise ExecutionError(
                     f"barrier divergence: {self.thread_name(bad[0])} does not reach this "
@@ -475,7 +481,7 @@ class Executor:
         self.barrier_epoch += 1
         # A new barrier interval for CTAs whose lanes certainly arrive. Under a symbolic mask
         # the barrier runs exactly where the mask holds when every live lane of the CTA
-        # arrives under that one mask (`_uniform_mask`); it is recorded with that condition.
+        # arrives under that one mask (`_arrival`); it is recorded with that condition.
         # Otherwise it counts as no barrier: fewer intervals can only show more races.
         surely = np.array([isinstance(m, (bool, np.bool_)) and bool(m) for m in self.mask],
                           dtype=bool)
@@ -483,9 +489,9 @@ class Executor:
         self.cta_epoch[certain] += 1
         maybe = np.array([not isinstance(m, (bool, np.bool_)) for m in self.mask], dtype=bool)
         for cta in set(np.unique(self.cta_of_lane[maybe]).tolist()) - set(certain.tolist()):
-            m = self._uniform_mask(cta, live)
-            if m is not None:
-                self.cta_barriers[cta].append(m)
+            how = arrives(cta)
+            if how is not None and how[0] == "s":
+                self.cta_barriers[cta].append(how[1])
 
     @property
     def result_unread(self) -> bool:
@@ -495,21 +501,12 @@ class Executor:
             self._dead = dead_destinations(self.k.instrs)
         return self._dead is not None and self.instr_index in self._dead
 
-    def _uniform(self, cta: int, live) -> bool:
-        """Do all live lanes of `cta` arrive under the very same (symbolic) mask? Then they
-        all reach the barrier or none does: no divergence, whatever the mask's value (a loop
-        over a symbolic trip count that every thread runs alike)."""
-        return self._arrival(cta, live) is not None
-
-    def _uniform_mask(self, cta: int, live):
-        """The symbolic mask under which every live lane of `cta` arrives, or None."""
-        keys = self._arrival(cta, live)
-        return keys[1] if keys and keys[0] == "s" else None
-
     def _arrival(self, cta: int, live) -> tuple | None:
         """("c", bool) or ("s", mask): the one mask every live lane of `cta` arrives under
         (all of them live or exited for certain); None when they differ. ("c", False) when
-        no lane is live."""
+        no lane is live. When they all share one, they all reach the barrier or none does:
+        no divergence, whatever the mask's value (a loop over a symbolic trip count that
+        every thread runs alike)."""
         lanes = np.nonzero(self.cta_of_lane == cta)[0].tolist()
         found: tuple | None = None
         for i in lanes:
