@@ -140,14 +140,14 @@ def _report_text(v: Verdict, written: dict | None = None) -> None:
                 i = int(idx[:-1])
                 bits = arr.dtype.itemsize * 8
                 raw = int(arr.view(f"u{arr.dtype.itemsize}")[i])
-                print(f"  input {name} = {_hex(raw, bits)} ({arr[i]})")
+                print(f"  input {name} = {_hex(raw, bits)} ({arr[i]!s})")
                 shown += 1
         for name, i, a, b in cex.differences[:8]:
             bits = cex.reference[name].dtype.itemsize * 8
             ra = cex.reference[name].reshape(-1)[i]
             ca = cex.candidate[name].reshape(-1)[i]
-            print(f"  {name}[{i}]: reference {_hex(a, bits)} ({ra})  candidate "
-                  f"{_hex(b, bits)} ({ca})")
+            print(f"  {name}[{i}]: reference {_hex(a, bits)} ({ra!s})  candidate "
+                  f"{_hex(b, bits)} ({ca!s})")
             for role in ("reference", "candidate"):
                 if (role, name, i) in written:
                     print(f"    {role} value written by "
