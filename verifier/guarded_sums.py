@@ -10,7 +10,9 @@ calls on terms of thousands of nodes).
 Here each side becomes a multiset of *guarded atoms*: a bit-vector sum is taken apart, a
 selection `If(g, x, y)` on a shape-only condition `g` puts `g` on `x`'s terms and `not g` on
 `y`'s, and an `If(g and r, v, e)` whose condition has shape-only conjuncts `g` is the atom
-`If(r, v, e)` under `g` (and `e` under `not g`). Everything else is an atom, compared by
+`If(r, v, e)` under `g` (and `e` under `not g`); so is `If(r, If(g, v, 0), 0)` with `e = 0`
+(how the symbolic port builds a split atomic's increment: `If(c, delta, 0)` once per lane).
+Conjunctions in an atom are compared as sets of conjuncts. Everything else is an atom, compared by
 identity (z3 terms are hash-consed). Evaluating each guard at every allowed shape (numpy) gives,
 per atom, how many times it is added at each shape.
 
@@ -46,26 +48,13 @@ class _Walker:
         self.memo = memo          # by term id: `at_shapes` keeps the terms (and so ids) alive
         self.shape_only = shape_only
         self.joins: dict = {}
+        self.zeros: dict[int, bool] = {}      # by term id (of subterms the caller keeps alive)
 
-    # The getters below call libz3 directly, without z3core's per-call error check: they
+    # The getters (`_R`) call libz3 directly, without z3core's per-call error check: they
     # only read terms that exist (children of a live term), which cannot fail.
-    def id(self, x) -> int:
-        return _R.ast_id(self.ref, x)
-
-    def kind(self, x) -> int | None:
-        """The declaration kind of an application (None for anything else)."""
-        if _R.ast_kind(self.ref, x) != z3.Z3_APP_AST:
-            return None
-        return _R.decl_kind(self.ref, _R.app_decl(self.ref, x))
-
-    def args(self, x) -> list:
-        ref = self.ref
-        return [_R.app_arg(ref, x, i) for i in range(_R.num_args(ref, x))]
-
-    def about_shapes(self, x) -> bool:
-        """Is condition `x` about shapes alone (and evaluable)? Its vector is then kept for
-        `vector(id)`."""
-        key = self.id(x)
+    def about_shapes(self, x, key: int) -> bool:
+        """Is condition `x` (of id `key`) about shapes alone (and evaluable)? Its vector is
+        then kept for `vector(key)`."""
         if key in self.memo:
             return self.memo[key] is not None
         if self.shape_only is not None and not self.shape_only(x):
@@ -74,30 +63,91 @@ class _Walker:
         self.memo[key] = self.at_shapes(z3.z3._to_expr_ref(x, self.ctx))
         return self.memo[key] is not None
 
-    def guarded_if(self, e, cond) -> tuple | None:
-        """`If(g and r, v, e)` with shape-only conjuncts `g`: (atom key, g's ids, whether
-        `e` is zero); None when no conjunct is about shapes. Memoized by the term: the two
-        sides of an element share most such terms."""
-        key = ("if?", self.id(e))
+    def split(self, x, key: int) -> tuple[tuple, tuple]:
+        """The conjunction `x` (of id `key`) taken apart, nested conjunctions too: (ids of
+        its conjuncts about shapes alone, ids of the others), each in order. Memoized by the
+        term: a lane's own condition is a conjunct of every test it makes (one per value its
+        index may take)."""
+        memo_key = ("and", key)
+        hit = self.memo.get(memo_key)
+        if hit is not None:
+            return hit
+        ref = self.ref
+        shape: list[int] = []
+        rest: list[int] = []
+        for i in range(_R.num_args(ref, x)):
+            c = _R.app_arg(ref, x, i)
+            cid = _R.ast_id(ref, c)
+            if self.op(c) == z3.Z3_OP_AND:
+                s, r = self.split(c, cid)
+                shape += s
+                rest += r
+            elif self.about_shapes(c, cid):
+                shape.append(cid)
+            else:
+                rest.append(cid)
+        hit = self.memo[memo_key] = (tuple(shape), tuple(rest))
+        return hit
+
+    def op(self, x) -> int | None:
+        """The declaration kind of an application (None for anything else)."""
+        ref = self.ref
+        if _R.ast_kind(ref, x) != z3.Z3_APP_AST:
+            return None
+        return _R.decl_kind(ref, _R.app_decl(ref, x))
+
+    def guarded_if(self, e, eid: int, cond, then, other) -> tuple | None:
+        """`If(g and r, then, other)` (of id `eid`) with shape-only conjuncts `g`: (atom key,
+        g's ids, whether `other` is zero); None when no conjunct is about shapes. Memoized by
+        the term: the two sides of an element share most such terms."""
+        key = ("if?", eid)
         if key in self.memo:
             return self.memo[key]
-        parts = self.conjuncts(cond)
-        about = [self.about_shapes(c) for c in parts]
-        shape = [self.id(c) for c, a in zip(parts, about) if a]
+        ref = self.ref
+        shape, rest = self.split(cond, _R.ast_id(ref, cond))
         hit = None
         if shape:
-            then, other = _R.app_arg(self.ref, e, 1), _R.app_arg(self.ref, e, 2)
-            rest = tuple(self.id(c) for c, a in zip(parts, about) if not a)
-            hit = (("if", rest, self.id(then), self.id(other)), shape, self.is_zero(other))
+            hit = (("if", tuple(sorted(rest)), _R.ast_id(ref, then), _R.ast_id(ref, other)),
+                   shape, self.is_zero(other))
+        self.memo[key] = hit
+        return hit
+
+    def nested_if(self, e, eid: int, test, then, other) -> tuple | None:
+        """`If(r, If(g, v, 0), 0)` (of id `eid`) with `g` about shapes or a conjunction with
+        conjuncts about shapes: the guarded `If(r and rest of g, v, 0)`, as `guarded_if`
+        gives it for `If(g and r, v, 0)` (the same key: a split access's increment, built
+        either way, is the same atom). None otherwise. Memoized by the term."""
+        key = ("nested?", eid)
+        if key in self.memo:
+            return self.memo[key]
+        ref = self.ref
+        hit = None
+        if self.is_zero(other) and self.op(then) == z3.Z3_OP_ITE and \
+                self.is_zero(_R.app_arg(ref, then, 2)):
+            g = _R.app_arg(ref, then, 0)
+            gid = _R.ast_id(ref, g)
+            if self.op(g) == z3.Z3_OP_AND:
+                shape, rest = self.split(g, gid)
+            else:
+                shape, rest = ((gid,), ()) if self.about_shapes(g, gid) else ((), ())
+            if shape:
+                hit = (("if", tuple(sorted(rest + (_R.ast_id(ref, test),))),
+                        _R.ast_id(ref, _R.app_arg(ref, then, 1)), _R.ast_id(ref, other)),
+                       shape, True)
         self.memo[key] = hit
         return hit
 
     def is_zero(self, x) -> bool:
-        return _R.ast_kind(self.ref, x) == z3.Z3_NUMERAL_AST and _R.numeral(self.ref, x) == b"0"
+        key = _R.ast_id(self.ref, x)
+        hit = self.zeros.get(key)
+        if hit is None:
+            hit = self.zeros[key] = _R.ast_kind(self.ref, x) == z3.Z3_NUMERAL_AST and \
+                _R.numeral(self.ref, x) == b"0"
+        return hit
 
-    def joined(self, guard: frozenset, shape: list) -> frozenset:
+    def joined(self, guard: frozenset, shape: tuple) -> frozenset:
         """`guard` and every condition in `shape` (memoized: atoms repeat few guards)."""
-        key = (guard, tuple(shape))
+        key = (guard, shape)
         hit = self.joins.get(key)
         if hit is None:
             hit = self.joins[key] = guard | {(c, True) for c in shape}
@@ -105,18 +155,6 @@ class _Walker:
 
     def vector(self, key: int) -> np.ndarray | None:
         return self.memo.get(key)
-
-    def conjuncts(self, x) -> list:
-        out, stack = [], [x]
-        while stack:
-            t = stack.pop()
-            if self.kind(t) == z3.Z3_OP_AND:
-                stack.extend(reversed(self.args(t)))
-            else:
-                out.append(t)
-        return out
-
-
 
 
 def _counts(t, w: _Walker) -> dict | None:
@@ -127,6 +165,11 @@ def _counts(t, w: _Walker) -> dict | None:
     out: dict[Any, dict] = {}
     stack: list[tuple[Any, frozenset]] = [(t.as_ast(), frozenset())]
     visits = 0
+    # (the getters bound once: this loop runs once per addend of every output's sum)
+    ref, ast_kind, ast_id, app_arg = w.ref, _R.ast_kind, _R.ast_id, _R.app_arg
+    decl_kind, app_decl, num_args = _R.decl_kind, _R.app_decl, _R.num_args
+    APP, NUMERAL = z3.Z3_APP_AST, z3.Z3_NUMERAL_AST
+    BADD, ITE, AND = z3.Z3_OP_BADD, z3.Z3_OP_ITE, z3.Z3_OP_AND
 
     def add(key, guard: frozenset) -> None:
         per = out.setdefault(key, {})
@@ -137,31 +180,38 @@ def _counts(t, w: _Walker) -> dict | None:
         visits += 1
         if visits > VISIT_LIMIT:
             return None
-        if _R.ast_kind(w.ref, e) == z3.Z3_NUMERAL_AST:
-            value = int(_R.numeral(w.ref, e))
+        form = ast_kind(ref, e)
+        if form == NUMERAL:
+            value = int(_R.numeral(ref, e))
             if value:
                 add(("value", value), guard)
             continue
-        kind = w.kind(e)
-        if kind == z3.Z3_OP_BADD:
-            stack.extend((c, guard) for c in w.args(e))
+        kind = decl_kind(ref, app_decl(ref, e)) if form == APP else None
+        if kind == BADD:
+            stack.extend((app_arg(ref, e, i), guard) for i in range(num_args(ref, e)))
             continue
-        if kind == z3.Z3_OP_ITE:
-            cond, then, other = w.args(e)
+        if kind == ITE:
+            cond, then, other = app_arg(ref, e, 0), app_arg(ref, e, 1), app_arg(ref, e, 2)
             # (a conjunction is taken apart below: its shape-only conjuncts are the guard)
-            if w.kind(cond) != z3.Z3_OP_AND and w.about_shapes(cond):
-                c = w.id(cond)
-                stack.append((then, guard | {(c, True)}))
-                stack.append((other, guard | {(c, False)}))
-                continue
-            hit = w.guarded_if(e, cond)
+            conjunction = w.op(cond) == AND
+            if not conjunction:
+                c = ast_id(ref, cond)
+                if w.about_shapes(cond, c):
+                    stack.append((then, guard | {(c, True)}))
+                    stack.append((other, guard | {(c, False)}))
+                    continue
+            eid = ast_id(ref, e)
+            hit = w.guarded_if(e, eid, cond, then, other) if conjunction else \
+                w.nested_if(e, eid, cond, then, other)
             if hit is not None:
                 key, shape, zero = hit
                 add(key, w.joined(guard, shape))
                 if not zero:                      # (adds nothing: the common `If(c, x, 0)`)
                     stack.append((other, guard | {("nand", frozenset(shape))}))
                 continue
-        add(w.id(e), guard)
+            add(eid, guard)
+            continue
+        add(ast_id(ref, e), guard)
     return out
 
 

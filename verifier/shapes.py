@@ -191,42 +191,27 @@ class _Feasibility:
         hit = memo.get(key)
         if hit is not None:
             return hit
-        names = self.names
-
-        def kids(x) -> list:
-            return [R.app_arg(ctx, x, j) for j in range(R.num_args(ctx, x))]
-
-        def leaf(x) -> bool | None:
-            """A leaf's answer; None for an application with arguments."""
-            kind = R.ast_kind(ctx, x)
-            if kind != z3.Z3_APP_AST:
-                return kind == z3.Z3_NUMERAL_AST
-            if R.num_args(ctx, x):
-                return None
-            d = R.app_decl(ctx, x)
-            return (R.decl_kind(ctx, d) != z3.Z3_OP_UNINTERPRETED or
-                    z3.z3core.Z3_get_symbol_string(ctx, z3.z3core.Z3_get_decl_name(ctx, d))
-                    in names)
-
-        v = leaf(root)
+        v = self._leaf(root)
         if v is not None:
             memo[key] = v
             return v
-        path = [[key, kids(root), 0]]
+        # (path entries: [id, term, next argument, number of arguments]; arguments are
+        # fetched one at a time, as a walk that stops early needs only the first few)
+        path = [[key, root, 0, R.num_args(ctx, root)]]
         while path:
             top = path[-1]
-            if top[2] == len(top[1]):
+            if top[2] == top[3]:
                 memo[top[0]] = True
                 path.pop()
                 continue
-            x = top[1][top[2]]
+            x = R.app_arg(ctx, top[1], top[2])
             top[2] += 1
             xkey = R.ast_id(ctx, x)
             v = memo.get(xkey)
             if v is None:
-                v = leaf(x)
+                v = self._leaf(x)
                 if v is None:
-                    path.append([xkey, kids(x), 0])
+                    path.append([xkey, x, 0, R.num_args(ctx, x)])
                     continue
                 memo[xkey] = v
             if not v:
@@ -234,6 +219,20 @@ class _Feasibility:
                     memo[node[0]] = False
                 return False
         return memo[key]
+
+    def _leaf(self, x) -> bool | None:
+        """A leaf's `shape_only` answer; None for an application with arguments."""
+        ctx = self.ctx_ref
+        R = z3raw.read
+        kind = R.ast_kind(ctx, x)
+        if kind != z3.Z3_APP_AST:
+            return kind == z3.Z3_NUMERAL_AST
+        if R.num_args(ctx, x):
+            return None
+        d = R.app_decl(ctx, x)
+        return (R.decl_kind(ctx, d) != z3.Z3_OP_UNINTERPRETED or
+                z3.z3core.Z3_get_symbol_string(ctx, z3.z3core.Z3_get_decl_name(ctx, d))
+                in self.names)
 
     def at_shapes(self, t) -> np.ndarray | None:
         """`t` at every shape, or None when it depends on more than the shape scalars."""

@@ -57,6 +57,23 @@ def BvAdd(a: z3.BitVecRef, b: z3.BitVecRef) -> z3.BitVecRef:
     return z3.BitVecRef(_C.Z3_mk_bvadd(_CTX.ref(), a.as_ast(), b.as_ast()), _CTX)
 
 
+_BVADD_DECLS: dict[int, object] = {}
+
+
+def BvSum(terms: list) -> z3.BitVecRef:
+    """One n-ary bit-vector addition of `terms` (two or more, one width), in their order: the
+    node `a + b + c` that z3's own simplifier builds, where nested `BvAdd`s make a chain of
+    binary nodes, one per addend."""
+    w = terms[0].size()
+    decl = _BVADD_DECLS.get(w)
+    if decl is None:
+        x = z3.BitVec("_keq_sum_width", w)
+        decl = _BVADD_DECLS[w] = z3.FuncDeclRef(
+            _C.Z3_get_app_decl(_CTX.ref(), (x + x).as_ast()), _CTX)     # (kept alive here)
+    args = (z3.Ast * len(terms))(*[t.as_ast() for t in terms])
+    return z3.BitVecRef(_C.Z3_mk_app(_CTX.ref(), decl.ast, len(terms), args), _CTX)
+
+
 # -- floating point ------------------------------------------------------------------------------
 
 _ROUNDING = {"rn": z3.RNE, "rz": z3.RTZ, "rm": z3.RTN, "rp": z3.RTP, "rna": z3.RNA}

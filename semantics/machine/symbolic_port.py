@@ -37,7 +37,7 @@ from semantics.errors import UnsupportedError
 from semantics.machine.concrete_port import ConcretePort
 from semantics.machine.indexed_buffers import IndexedBuffer, IndexedBuffers
 from semantics.machine.memory import ConcreteMemory
-from semantics.machine.symbolic_races import SymbolicRaceLog
+from semantics.machine.symbolic_races import Conjunction, SymbolicRaceLog, condition_term
 
 
 @dataclass(frozen=True)
@@ -81,13 +81,29 @@ class AddressBudget(UnsupportedError):
 @dataclass(frozen=True)
 class _SplitLane:
     """One lane's access at a symbolic offset, split by the offset's values: `places` are
-    (k, region array, flat offset, condition `cond and tests[k]`, init map or None)."""
+    (k, region array, flat offset, condition `cond and tests[k]` (a term, or a `Conjunction`
+    built by `condition_term` where needed), init map or None)."""
 
     lane: int
     off: Any
     cond: Any                      # the lane's own condition (True or a z3 Bool)
     places: list
     tests: dict                    # k -> the test `off == k` (as the resolver stated it)
+
+
+class _PendingSum:
+    """A word that atomic adds are still adding to: `base + terms[0] + terms[1] + ...`, built
+    as one n-ary sum when something reads the word (`SymbolicPort._word`). A histogram bin
+    takes an increment per lane and per value its index may take; one node of hundreds of
+    addends replaces a chain of hundreds of binary ones (cheaper to build and to walk)."""
+
+    __slots__ = ("base", "terms")
+
+    def __init__(self, base, terms: list) -> None:
+        self.base, self.terms = base, terms
+
+    def term(self):
+        return z3raw.BvSum([self.base, *self.terms])
 
 
 def _region(arr: np.ndarray) -> int:
@@ -393,12 +409,12 @@ class SymbolicPort:
                      for k in ks}
             tests = {k: t if t is not None else off == z3.BitVecVal(k, off.size())
                      for k, t in tests.items()}
-            conds = [tests[k] if _concrete(c) else z3raw.And(c, tests[k]) for k in ks]
+            conds = [tests[k] if _concrete(c) else Conjunction(c, tests[k]) for k in ks]
             for j in np.nonzero(bad)[0].tolist():
                 self.obligations.append(ShapeObligation(
                     "invalid address", f"'{x.form.name}' may access no buffer or a "
                     f"misaligned address {int(where[j]):#x} ({x.thread_name(lane)})",
-                    x.ins.loc, conds[j]))
+                    x.ins.loc, condition_term(conds[j])))
             good = np.nonzero(~bad)[0]
             if arr is None or not good.size:
                 out.append(_SplitLane(lane, off, c, [], {}))
@@ -412,7 +428,8 @@ class SymbolicPort:
                 self.races.access(x, self._region(arr), flat[good], nbytes,
                                   [lane] * good.size, kind, good_conds)
             tracked = init if init is not None and init is not self.mem.g_init else None
-            out.append(_SplitLane(lane, off, c, [(ks[j], arr, int(flat[j]), conds[j], tracked)
+            at = flat.tolist()
+            out.append(_SplitLane(lane, off, c, [(ks[j], arr, at[j], conds[j], tracked)
                                                  for j in good.tolist()], tests))
         return out
 
@@ -435,7 +452,7 @@ class SymbolicPort:
             # One condition per distinct end offset: lanes reaching the same byte share it.
             by_end: dict[int, list] = {}
             for i in lanes:
-                by_end.setdefault(int(a[i]) - base + nbytes, []).append(cond[i])
+                by_end.setdefault(int(a[i]) - base + nbytes, []).append(condition_term(cond[i]))
             first = lanes[0]
             self.obligations.append(ShapeObligation(
                 "out of bounds", f"'{x.form.name}' may access '{name}' past its length "
@@ -449,7 +466,7 @@ class SymbolicPort:
             wkey = key[0]
             if wkey[2] == nbytes and all(self.bytes.get((region, flat + i)) == (wkey, i)
                                          for i in range(nbytes)):
-                return self.words[wkey]
+                return self._word(wkey)
         parts = []
         for i in range(nbytes):
             ref = self.bytes.get((region, flat + i))
@@ -457,7 +474,7 @@ class SymbolicPort:
                 parts.append(int(arr[flat + i]))
             else:
                 (wkey, k) = ref
-                v = self.words[wkey]
+                v = self._word(wkey)
                 parts.append(((v >> (8 * k)) & 0xFF) if _concrete(v)
                              else z3.Extract(8 * k + 7, 8 * k, v))
         if all(_concrete(p) for p in parts):
@@ -465,6 +482,28 @@ class SymbolicPort:
         terms = [p if not _concrete(p) else z3.BitVecVal(int(p), 8) for p in parts]
         # (one byte of a wider symbolic word is its Extract alone: Concat needs two)
         return z3.simplify(z3.Concat(*reversed(terms)) if len(terms) > 1 else terms[0])
+
+    def _word(self, wkey):
+        v = self.words[wkey]
+        if isinstance(v, _PendingSum):
+            v = self.words[wkey] = v.term()
+        return v
+
+    def _add(self, arr, flat: int, nbytes: int, increment, w: int) -> None:
+        """Add the term `increment` to the word at `flat` (see `_PendingSum`)."""
+        region = _region(arr)
+        wkey = (region, flat, nbytes)
+        pending = self.words.get(wkey)
+        if isinstance(pending, _PendingSum):
+            at = self.bytes
+            for i in range(nbytes):            # (no byte of it overwritten since)
+                if at.get((region, flat + i)) != (wkey, i):
+                    break
+            else:
+                pending.terms.append(increment)
+                return
+        self._write(arr, flat, nbytes,
+                    _PendingSum(_term(self._read(arr, flat, nbytes), w), [increment]))
 
     def _write(self, arr, flat: int, nbytes: int, value) -> None:
         region = _region(arr)
@@ -548,7 +587,8 @@ class SymbolicPort:
         this read happens (`_written`): the emulator's zeros are not what silicon holds."""
         for _, arr, f, ck, init in places:
             if init is not None and not init[f:f + nbytes].all() and \
-                    not self._written(arr, init, f, nbytes, self._own(ck, lane)):
+                    not self._written(arr, init, f, nbytes,
+                                      self._own(condition_term(ck), lane)):
                 x.effect("uninitialized", f"read of possibly never-written shared memory "
                                           f"by {x.thread_name(lane)}")
                 return
@@ -580,6 +620,7 @@ class SymbolicPort:
             lane, off, places = split.lane, split.off, split.places
             chains = self._chains_in(value[lane], off)
             for k, arr_k, f, ck, init_k in places:
+                ck = condition_term(ck)
                 # One substitution for both: `value` where the lane runs and `off == k`
                 # (a load chain through the same offset is its word for `k`).
                 picked = tuple((c, words.get(k, last)) for c, words, last in chains)
@@ -643,21 +684,28 @@ class SymbolicPort:
                 continue
             self._check_initialized(x, split.places, nbytes, lane)
             # Every place is the same update under its own test: the increment (when the
-            # update is one) and the lane's condition less `delta != 0` are found once.
+            # update is one) and the lane's condition less `delta != 0` are found once. The
+            # increment at place k is If(tests[k], If(c, delta, 0), 0): the inner selection
+            # is shared by every place (`verifier.guarded_sums` reads the pair as one
+            # guarded increment).
             delta = self._delta(update, lane, w)
-            c = split.cond if delta is None or _concrete(split.cond) else \
-                _unless_zero(split.cond, delta)
+            if delta is not None:
+                c = split.cond if _concrete(split.cond) else _unless_zero(split.cond, delta)
+                step = delta if _concrete(c) else z3raw.If(c, delta, _zero(w))
             olds = {}
             for k, arr_k, f, ck, _ in split.places:
+                if delta is not None:
+                    increment = z3raw.If(split.tests[k], step, _zero(w))
+                    if x.result_unread:
+                        self._add(arr_k, f, nbytes, increment, w)
+                        continue
                 old = _term(self._read(arr_k, f, nbytes), w)
                 if delta is None:
                     new = update(SymbolicDomain(1), [old], [lane])[0]
-                    self._write(arr_k, f, nbytes, z3raw.If(ck, _term(new, w), old))
-                else:
-                    m = ck if c is split.cond else \
-                        split.tests[k] if _concrete(c) else z3raw.And(c, split.tests[k])
                     self._write(arr_k, f, nbytes,
-                                z3raw.BvAdd(old, z3raw.If(m, delta, _zero(w))))
+                                z3raw.If(condition_term(ck), _term(new, w), old))
+                else:
+                    self._write(arr_k, f, nbytes, z3raw.BvAdd(old, increment))
                 olds[k] = old
             if not x.result_unread:
                 # (a chain over every place: built only when some instruction reads it)

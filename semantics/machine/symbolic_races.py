@@ -15,20 +15,38 @@ later branch path) gets no such exemption.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import z3
 
+from semantics.domains import z3raw
 from semantics.errors import UnsupportedError
 
 
-@dataclass(frozen=True)
-class _Access:
+class Conjunction(NamedTuple):
+    """`lane and test`, built as a term only when something needs one (`condition_term`).
+    A lane whose address is split by the values it may take (`SymbolicPort._resolve`) has
+    this condition at each place: a histogram's atomic increment uses the two parts as they
+    are, and its race log entries rarely meet a conflicting access, so most of these
+    conjunctions (one per lane and per bin) are never built."""
+    lane: Any
+    test: Any
+
+
+def condition_term(c):
+    """`c` as a term (or a concrete truth value): a `Conjunction` is built here."""
+    return z3raw.And(c.lane, c.test) if isinstance(c, Conjunction) else c
+
+
+class _Access(NamedTuple):
+    """One logged access (a named tuple, not a frozen dataclass: a histogram logs one per lane
+    and per value its index may take, hundreds of thousands, and a tuple is built in a tenth
+    of the time)."""
     tid: int
     epoch: int
     kind: str            # r | w | a
-    cond: Any            # True or a z3 Bool
+    cond: Any            # True, a z3 Bool or a `Conjunction`
     loc: Any
     lane_name: str
     value: Any = None    # for writes: the stored word (int or term)
@@ -59,24 +77,34 @@ class SymbolicRaceLog:
         if region not in ("global", "shared"):
             return
         self.steps += 1
+        # A lane whose address is split into one access per value it may take (a histogram's
+        # `bins[data[i]]`) comes once per value: what depends on the lane alone is found once.
+        per_lane: dict[int, tuple] = {}
+        loc, where = x.ins.loc, np.asarray(flat).tolist()
         for j, lane in enumerate(np.asarray(lanes).tolist()):
             c = conds[j]
             if isinstance(c, (bool, np.bool_)) and not c:
                 continue
-            tid = int(x.global_tid[lane])
-            if region == "shared":       # shared memory is per CTA: key by the CTA too
-                key_region = f"shared:{tid // self.t}"
-            else:
-                key_region = region
-            cta = int(x.cta_of_lane[lane])
-            self.barriers.setdefault(tid // self.t, x.cta_barriers[cta])
-            acc = _Access(tid, int(x.cta_epoch[cta]), kind,
-                          True if isinstance(c, (bool, np.bool_)) else c, x.ins.loc,
-                          x.thread_name(lane), None if values is None else values[j],
-                          self.steps, len(x.cta_barriers[cta]))
-            f = int(flat[j])
+            facts = per_lane.get(lane)
+            if facts is None:
+                facts = per_lane[lane] = self._lane_facts(x, region, lane)
+            tid, key_region, epoch, name, passed = facts
+            acc = _Access(tid, epoch, kind, True if isinstance(c, (bool, np.bool_)) else c,
+                          loc, name, None if values is None else values[j],
+                          self.steps, passed)
+            f = where[j]
             for b in range(nbytes):
                 self.events.setdefault((key_region, f + b), []).append(acc)
+
+    def _lane_facts(self, x, region: str, lane: int) -> tuple:
+        """(global thread id, region key, CTA epoch, thread name, barriers passed)."""
+        tid = int(x.global_tid[lane])
+        # shared memory is per CTA: keyed by the CTA too
+        key_region = f"shared:{tid // self.t}" if region == "shared" else region
+        cta = int(x.cta_of_lane[lane])
+        self.barriers.setdefault(tid // self.t, x.cta_barriers[cta])
+        return (tid, key_region, int(x.cta_epoch[cta]), x.thread_name(lane),
+                len(x.cta_barriers[cta]))
 
     def _conflict(self, a: _Access, b: _Access) -> bool:
         if a.tid == b.tid or (a.kind == "r" and b.kind == "r"):
@@ -150,15 +178,17 @@ class SymbolicRaceLog:
 
 
 def _key(c):
+    if isinstance(c, Conjunction):
+        return (c.lane.get_id(), c.test.get_id())
     return True if c is True else c.get_id()
 
 
 def _both(a, b):
     if a is True:
-        return b
+        return condition_term(b)
     if b is True:
-        return a
-    return z3.And(a, b)
+        return condition_term(a)
+    return z3.And(condition_term(a), condition_term(b))
 
 
 def _same(a, b) -> bool:

@@ -125,6 +125,69 @@ def test_a_count_added_at_a_shape_where_the_other_side_does_not_is_not_shown_equ
     assert same_sums(a + extra, b, at_n0, at_shapes, 4)
 
 
+def test_a_split_increment_built_nested_is_the_same_guarded_atom():
+    # The port builds `If(x == 7, If(live, 1, 0), 0)`; a sum of `If(live and x == 7, 1, 0)`
+    # adds the same atoms under the same shape guards.
+    a, b, at_shapes, xs, n = _sums()
+    one, zero = z3.BitVecVal(1, 32), z3.BitVecVal(0, 32)
+    live = [z3.ULT(z3.BitVecVal(i, 32), n) for i in range(4)]
+    nested = z3.BitVec("init", 32)
+    for i in range(4):
+        nested = nested + z3.If(xs[i] == 7, z3.If(live[i], one, zero), zero)
+    everywhere = np.ones(4, bool)
+    assert same_sums(nested, a, everywhere, at_shapes, 4)
+    assert same_sums(nested, b, everywhere, at_shapes, 4)
+    # near misses: a nonzero else on either selection is no such increment
+    for i, bad in ((3, z3.If(xs[3] == 7, z3.If(live[3], one, zero), one)),
+                   (3, z3.If(xs[3] == 7, z3.If(live[3], one, one), zero))):
+        mutant = z3.BitVec("init", 32)
+        for j in range(4):
+            mutant = mutant + (bad if j == i else
+                               z3.If(xs[j] == 7, z3.If(live[j], one, zero), zero))
+        assert not same_sums(mutant, a, everywhere, at_shapes, 4)
+    # another test, or a guard of another shape, is another atom
+    other = z3.BitVec("init", 32)
+    for i in range(4):
+        other = other + z3.If(xs[i] == 8, z3.If(live[i], one, zero), zero)
+    assert not same_sums(other, a, everywhere, at_shapes, 4)
+    late = z3.BitVec("init", 32)
+    for i in range(4):
+        late = late + z3.If(xs[i] == 7, z3.If(live[min(i + 1, 3)], one, zero), zero)
+    assert not same_sums(late, a, everywhere, at_shapes, 4)
+
+
+def test_increments_kept_pending_read_back_as_one_sum_and_see_later_stores():
+    from semantics.machine.memory import ConcreteMemory, GlobalLayout
+    from semantics.machine.symbolic_port import SymbolicPort
+    layout = GlobalLayout()
+    layout.allocate("bins", 16)
+    mem = ConcreteMemory(layout, {})
+    port = SymbolicPort(mem)
+    xs = [z3.BitVec(f"inc{i}", 32) for i in range(3)]
+    for x in xs:
+        port._add(mem.g, 0, 4, x, 32)
+    got = port._read(mem.g, 0, 4)
+    assert got.decl().kind() == z3.Z3_OP_BADD and got.num_args() == 4     # 0 + three addends
+    assert _proved(got == xs[0] + xs[1] + xs[2])
+    # the word read is the word kept; one more increment starts from it
+    port._add(mem.g, 0, 4, xs[0], 32)
+    assert _proved(port._read(mem.g, 0, 4) == 2 * xs[0] + xs[1] + xs[2])
+    # a byte stored into a word with increments pending: the sum goes on from the new word
+    port._add(mem.g, 0, 4, xs[1], 32)
+    b = z3.BitVec("byte", 8)
+    port._write(mem.g, 1, 1, b)
+    port._add(mem.g, 0, 4, xs[2], 32)
+    before = 2 * xs[0] + 2 * xs[1] + xs[2]
+    stored = z3.Concat(z3.Extract(31, 16, before), b, z3.Extract(7, 0, before))
+    assert _proved(port._read(mem.g, 0, 4) == stored + xs[2])
+
+
+def _proved(claim) -> bool:
+    s = z3.Solver()
+    s.add(z3.Not(claim))
+    return s.check() == z3.unsat
+
+
 # -- mutants of the privatized histogram are refuted --------------------------------------------
 
 def _mutant(tmp_path: Path, old: str, new: str) -> Path:

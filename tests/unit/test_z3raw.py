@@ -69,3 +69,16 @@ def test_unchecked_getters_read_what_z3py_reads():
     assert R.num_args(ref, x) == 3
     kids = [R.ast_id(ref, R.app_arg(ref, x, i)) for i in range(3)]
     assert kids == [c.get_id() for c in t.children()]
+
+
+def test_an_n_ary_sum_is_one_node_equal_to_the_chain():
+    for w in (8, 32, 64):
+        xs = [z3.BitVec(f"x{i}_{w}", w) for i in range(5)]
+        s = z3raw.BvSum(xs)
+        assert s.decl().kind() == z3.Z3_OP_BADD and s.num_args() == 5 and s.size() == w
+        assert [s.arg(i).get_id() for i in range(5)] == [x.get_id() for x in xs]   # in order
+        solver = z3.Solver()
+        solver.add(s != xs[0] + xs[1] + xs[2] + xs[3] + xs[4])
+        assert solver.check() == z3.unsat
+    with pytest.raises(z3.Z3Exception):                    # one width only
+        z3raw.BvSum([z3.BitVec("a8", 8), z3.BitVec("a16", 16)])
