@@ -17,14 +17,16 @@ shape):
   Equal codes at every shape where the element exists prove the element (the same term
   denotes the same function of the inputs). Where codes differ, the two stored terms are
   walked at once over the shapes where that pair of writes meets (`SameAt`: congruence,
-  with shape-only parts evaluated and shape-only selections split). A shape where neither
+  with shape-only parts evaluated and shape-only selections split; in mode real also an
+  fma with a zero multiplicand read as its addend). A shape where neither
   shows equality, or where two threads write one element, is handed back (`Differs`) to be
   checked on its own, which either refutes it with a replayed counterexample or names a
   race.
 
-Nothing here is approximate: the condition or offset of a logged access that depends on
-input data cannot be evaluated and raises `NotIndexable` (the caller then says Inconclusive);
-a selection at such an offset is an opaque term, equal only to the very same term.
+Nothing here is approximate (beyond mode real's own reading of floats as reals): the condition
+or offset of a logged access that depends on input data cannot be evaluated and raises
+`NotIndexable` (the caller then says Inconclusive); a selection at such an offset is an opaque
+term, equal only to the very same term.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ import z3
 
 from semantics.domains.z3raw import read as _R
 from semantics.machine.indexed_buffers import IndexedAccess, array_buffer
+from verifier.real_mode import CANONICAL_NAN as _CANONICAL_NAN
 from verifier.spec import type_bits
 
 
@@ -239,8 +242,10 @@ def replay_log(codes: _Codes, at_shapes: Evaluate, b: IndexedBuffer, width: int,
 def compare(at_shapes: Evaluate, count: int, buffers: dict[str, IndexedBuffer],
             widths: dict[str, int], initial: dict[str, np.ndarray],
             logs: dict[str, tuple[IndexedAccess, ...]],
-            shape_only: Callable[[Any], bool] | None = None) -> tuple[int, Differs | None]:
-    """(elements compared, the first shape where the kernels may differ or None)."""
+            shape_only: Callable[[Any], bool] | None = None,
+            real: bool = False) -> tuple[int, Differs | None]:
+    """(elements compared, the first shape where the kernels may differ or None). `real`:
+    the terms are compared as real numbers where they differ as floats (`SameAt`)."""
     codes = _Codes(at_shapes, count, buffers)
     compared = 0
     for name, init in initial.items():
@@ -256,8 +261,8 @@ def compare(at_shapes: Evaluate, count: int, buffers: dict[str, IndexedBuffer],
         differ = (left["reference"] != left["candidate"]) & live
         compared += int(live.sum())
         if differ.any():
-            at = _second_look(SameAt(at_shapes, buffers, shape_only), count, differ, writer,
-                              writes)
+            same = SameAt(at_shapes, buffers, shape_only, real)
+            at = _second_look(same, count, differ, writer, writes)
             if at is not None:
                 s, e = at
                 return compared, Differs(s, f"element {e} of '{name}' is not shown to be the "
@@ -316,15 +321,20 @@ class SameAt:
     array, or the element's own term); a selection on a condition of the shape alone, split
     by it; else the same operation on arguments equal there (congruence), the operands of
     IEEE add, multiply and fma's multiplicands in either order (they commute exactly).
-    False means only "not shown".
+    With `real` (mode real, finite values assumed) also: the canonical-NaN wrapper around a
+    result is the result, and an fma with a multiplicand that is zero at a shape is its
+    addend there (`_addend`). False means only "not shown".
 
     The walk reads raw ASTs (`z3raw.read`: no Python wrapper per node) of terms the caller
     keeps alive; `at_shapes` must keep the terms it evaluates alive, and `shape_only(raw)`
     (optional) says cheaply whether a term is worth evaluating."""
 
     def __init__(self, at_shapes: Evaluate, buffers: dict[str, IndexedBuffer],
-                 shape_only: Callable[[Any], bool] | None = None) -> None:
+                 shape_only: Callable[[Any], bool] | None = None, real: bool = False) -> None:
         self.at_shapes = at_shapes
+        self.real = real
+        self.zeros: dict[int, np.ndarray] = {}     # see `_zero`
+        self.count = 0                              # shapes (set by each call)
         self.shape_only = shape_only
         self.buffers = buffers
         self.element_of_id = {int(i): (name, k) for name, b in buffers.items()
@@ -339,6 +349,7 @@ class SameAt:
     DEPTH = 20_000      # Python frames for the walk (a 64-step fma chain needs about 800)
 
     def __call__(self, a, b, where: np.ndarray) -> bool:
+        self.count = where.size
         self.pinned += [t for t in (a, b) if z3.is_expr(t)]
         raw = [t if isinstance(t, (int, np.integer)) else t.as_ast() for t in (a, b)]
         limit = sys.getrecursionlimit()
@@ -379,6 +390,17 @@ class SameAt:
             return self._eq(xs[1], y, w & cx) and self._eq(xs[2], y, w & ~cx)
         if cy is not None:
             return self._eq(x, ys[1], w & cy) and self._eq(x, ys[2], w & ~cy)
+        if self.real:
+            hit = self._addend(nx, w)
+            if hit is not None:
+                if not self._eq(hit[1], y, hit[0]):
+                    return False
+                return self._walk(nx, ny, w & ~hit[0])
+            hit = self._addend(ny, w)
+            if hit is not None:
+                if not self._eq(x, hit[1], hit[0]):
+                    return False
+                return self._walk(nx, ny, w & ~hit[0])
         if ex is not None and ey is not None:
             same = _same_element(ex, ey, w)
             if same is not None:
@@ -417,6 +439,12 @@ class SameAt:
             d = _R.app_decl(ref, raw)
             kind, decl = _R.decl_kind(ref, d), d.value
             args = [_R.app_arg(ref, raw, i) for i in range(_R.num_args(ref, raw))]
+            if self.real and kind == z3.Z3_OP_ITE and self._canonical_nan(args[1]):
+                # Mode real: `ite(c, NaN, b)` (the canonicalizing wrapper around a result)
+                # is `b` for finite values, the claim's assumption (as `verifier.real_mode`
+                # reads it).
+                hit = self.nodes[nid] = self._node(args[2], _R.ast_id(ref, args[2]))
+                return hit
         vals = None if kind in _NEVER_SHAPE_ONLY else self._at(raw)
         if vals is None:
             if kind == z3.Z3_OP_ITE:
@@ -425,6 +453,63 @@ class SameAt:
             elem = self._element(nid, kind, args)
         hit = self.nodes[nid] = (kind, vals, elem, decl, args, cond, raw)
         return hit
+
+    # -- mode real: an fma whose multiplicand is zero is its addend ---------------------------
+
+    def _canonical_nan(self, raw) -> bool:
+        ref = self.ref
+        if _R.ast_kind(ref, raw) != z3.Z3_NUMERAL_AST:
+            return False
+        sort = _R.sort(ref, raw)
+        if _R.sort_kind(ref, sort) != z3.Z3_BV_SORT:
+            return False
+        value = _CANONICAL_NAN.get(_R.bv_size(ref, sort))
+        return value is not None and _R.numeral(ref, raw) == str(value).encode()
+
+    def _addend(self, node: tuple, w: np.ndarray) -> tuple[np.ndarray, Any] | None:
+        """Mode real: (the shapes of `w` where `node` reads as its addend, that addend) when
+        `node` is an fma, or the bits of one whose addend is a float made of bits, with a
+        multiplicand that is zero there: `0 * b + c` is `c` as real numbers (for finite `b`,
+        the claim's assumption). A tiled kernel's padding adds `fma(0, 0, acc)`."""
+        kind, args = node[0], node[4]
+        bits = kind == z3.Z3_OP_FPA_TO_IEEE_BV
+        if bits:
+            f = self._node(args[0], _R.ast_id(self.ref, args[0]))
+            kind, args = f[0], f[4]
+        if kind != z3.Z3_OP_FPA_FMA:
+            return None
+        addend = args[3]
+        if bits:
+            c = self._node(addend, _R.ast_id(self.ref, addend))
+            if c[0] != z3.Z3_OP_FPA_TO_FP or len(c[4]) != 1:
+                return None            # (its bits would be a new term)
+            addend = c[4][0]
+        z = (self._zero(args[1]) | self._zero(args[2])) & w
+        return (z, addend) if z.any() else None
+
+    def _zero(self, raw) -> np.ndarray:
+        """The shapes where a float, or the bits of one, is certainly +0 or -0: a constant, a
+        value of the shape alone, or a selection on the shape between such terms."""
+        nid = _R.ast_id(self.ref, raw)
+        hit = self.zeros.get(nid)
+        if hit is not None:
+            return hit
+        kind, vals, _, _, args, cond, raw = self._node(raw, nid)
+        count = self.count
+        if vals is not None:
+            width = _R.bv_size(self.ref, _R.sort(self.ref, raw))
+            out = (np.asarray(vals).astype(np.uint64) &
+                   np.uint64((1 << (width - 1)) - 1)) == 0
+        elif kind in (z3.Z3_OP_FPA_PLUS_ZERO, z3.Z3_OP_FPA_MINUS_ZERO):
+            out = np.ones(count, dtype=bool)
+        elif kind == z3.Z3_OP_FPA_TO_FP and len(args) == 1:
+            out = self._zero(args[0])
+        elif cond is not None:
+            out = (cond & self._zero(args[1])) | (~cond & self._zero(args[2]))
+        else:
+            out = np.zeros(count, dtype=bool)
+        self.zeros[nid] = out
+        return out
 
     def _at(self, raw) -> np.ndarray | None:
         if self.shape_only is not None and not self.shape_only(raw):

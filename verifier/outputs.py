@@ -14,7 +14,7 @@ from semantics.machine.symbolic_run import SymbolicLaunch
 from verifier.abstraction import FloatAbstraction
 from verifier.counterexample import (_env, _inconclusive, _model_counterexample,
                                      _test_for_difference, _variables)
-from verifier.real_mode import NotReal, RealTranslator
+from verifier.real_mode import ASSUMPTION as REAL_ASSUMPTION, NotReal, RealTranslator
 from verifier.solvers import Obligation, solve
 from verifier.spec import PairSpec, type_bits
 from verifier.verdict import InternalError, Stage, Verdict, _Ctx
@@ -107,8 +107,7 @@ def _real_outputs(ctx, env, diffs, constraints, variables, seed, t0) -> Verdict 
         ctx.stages.append(Stage("outputs (real)", "ok", time.perf_counter() - t0,
                                 f"{len(diffs)} element(s): identical real terms, no solver "
                                 f"needed"))
-        ctx.assumptions.add("mode real: the results are equal as real numbers, so the kernels "
-                            "agree modulo rounding, for finite values (no NaN or infinity)")
+        ctx.assumptions.add(REAL_ASSUMPTION)
         return None
     phi = z3.And(*constraints, z3.Or([_live(live, ra != rb) for ra, rb, live in pairs]))
     # Through the portfolio so the obligation is recorded (certificates); real arithmetic is
@@ -120,8 +119,7 @@ def _real_outputs(ctx, env, diffs, constraints, variables, seed, t0) -> Verdict 
     ctx.stages.append(Stage("outputs (real)", r.answer, time.perf_counter() - t0,
                             f"{len(pairs)} element(s) as real arithmetic"))
     if r.answer == "unsat":
-        ctx.assumptions.add("mode real: the results are equal as real numbers, so the kernels "
-                            "agree modulo rounding, for finite values (no NaN or infinity)")
+        ctx.assumptions.add(REAL_ASSUMPTION)
         return None
     if r.answer != "sat":
         return _inconclusive(ctx, f"solver (real arithmetic): {r.answer} "

@@ -18,7 +18,11 @@ import struct
 
 import z3
 
-_CANONICAL_NAN = {32: 0x7FFFFFFF, 64: 0x7FFFFFFFFFFFFFFF, 16: 0x7FFF}
+CANONICAL_NAN = {32: 0x7FFFFFFF, 64: 0x7FFFFFFFFFFFFFFF, 16: 0x7FFF}   # bits, by width
+
+# What a verdict in mode real assumes (every stage that reads floats as reals adds it).
+ASSUMPTION = ("mode real: the results are equal as real numbers, so the kernels agree modulo "
+              "rounding, for finite values (no NaN or infinity)")
 
 
 class NotReal(Exception):
@@ -121,7 +125,7 @@ class RealTranslator:
             c, a, b = t.arg(0), t.arg(1), t.arg(2)
             # The canonicalizing wrapper ite(isNaN(bits(r)), NaN, bits(r)): for finite values
             # the result is r.
-            if z3.is_bv_value(a) and a.as_long() == _CANONICAL_NAN.get(a.size()):
+            if z3.is_bv_value(a) and a.as_long() == CANONICAL_NAN.get(a.size()):
                 return self._bv(b)
             # A selection on integers only (a launch shape's `i < n`, an index test) keeps
             # its exact bit-vector condition; only its float branches become reals.

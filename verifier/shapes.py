@@ -50,7 +50,7 @@ from verifier.guarded_sums import same_sums
 from verifier.indexed import (NotIndexable, buffer_info, compare, indexed_params, size_check,
                               two_dimensional, violation)
 from verifier.outputs import _outputs, _same, _value, compare_outputs, random_testing
-from verifier.real_mode import NotReal, RealTranslator
+from verifier.real_mode import ASSUMPTION as REAL_ASSUMPTION, NotReal, RealTranslator
 from verifier.solvers import Obligation, solve
 from verifier.spec import PairSpec, type_bits
 from verifier.term_eval import NotEvaluable, evaluate
@@ -697,8 +697,7 @@ def check_shapes(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int) -> 
             # a selection read a float input's bits: the comparisons above are not valid
             raise ShapeFallback("mode 'real': a selection reads the bits of a float input")
         by_shape += by_real
-        ctx.assumptions.add("mode real: the results are equal as real numbers, so the kernels "
-                            "agree modulo rounding, for finite values (no NaN or infinity)")
+        ctx.assumptions.add(REAL_ASSUMPTION)
     if by_shape:
         ctx.stages.append(Stage("outputs by shape", "ok", time.perf_counter() - t0,
                                 f"{by_shape} element(s) equal at every shape without a solver "
@@ -712,12 +711,16 @@ def check_shapes(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int) -> 
                               {p.name: info[p.name].ids for p in spec.buffers
                                if p.access == "out"},
                               {r: launch.indexed for r, launch in launches.items()},
-                              feas.shape_only_ast)
+                              feas.shape_only_ast, spec.mode == "real")
         if differs is not None:
             raise CheckAt(dict(fixed, **sp.shapes[differs.shape]), differs.why)
+        if spec.mode == "real":
+            ctx.assumptions.add(REAL_ASSUMPTION)
         ctx.stages.append(Stage("indexed outputs", "ok", time.perf_counter() - t1,
                                 f"{n} element(s) over all shapes: the same input element or "
-                                f"term in both kernels, no solver"))
+                                f"term in both kernels, no solver" + (
+                                    " (as real numbers: an fma whose multiplicand is zero is "
+                                    "its addend)" if spec.mode == "real" else "")))
         if not any(p.access == "inout" for p in spec.buffers):
             return None           # every output is indexed: nothing is left to compare
     return compare_outputs(ctx, fixed, diffs, constraints, variables, seed, t0, test=False)

@@ -23,9 +23,10 @@ ALL = np.ones(4, dtype=bool)
 RM = z3.RNE()
 F32 = z3.Float32()
 A_ELEMS = [z3.BitVec(f"A[{i}]", 32) for i in range(8)]
+D = Path(__file__).resolve().parents[1] / "data" / "matmul_order"
 
 
-def _same() -> SameAt:
+def _same(real: bool = False) -> SameAt:
     memo: dict = {}
     pinned: list = []
 
@@ -37,7 +38,7 @@ def _same() -> SameAt:
             return None
     info = IndexedBuffer("A", 4, np.array([e.get_id() for e in A_ELEMS]),
                          np.full(4, 32, np.uint64))
-    return SameAt(at, {"A": info})
+    return SameAt(at, {"A": info}, real=real)
 
 
 def _a(offset_elems) -> z3.BitVecRef:
@@ -104,9 +105,68 @@ def test_a_long_chain_is_walked_without_exhausting_the_stack():
     assert not same(_bits(acc_r), _bits(acc_w), ALL)
 
 
+# -- mode real: an fma with a zero multiplicand is its addend ------------------------------------
+
+NAN = z3.BitVecVal(0x7FFFFFFF, 32)
+
+
+def _canon(bits) -> z3.BitVecRef:
+    """The semantics' canonical-NaN wrapper around a result's bits."""
+    nan = z3.And(bits & 0x7F800000 == 0x7F800000, bits & 0x007FFFFF != 0)
+    return z3.If(nan, NAN, bits)
+
+
+def _padded_step(acc_bits, k: int) -> z3.BitVecRef:
+    """One step of a tiled kernel's dot product: both operands zero where k >= K (padding)."""
+    inside = z3.ULT(z3.BitVecVal(k, 64), K)
+    a = z3.If(inside, _a(K + k), z3.BitVecVal(0, 32))
+    b = z3.If(inside, _a(K + k + 1), z3.BitVecVal(0x80000000, 32))         # (-0 is zero too)
+    return _canon(_bits(z3.fpFMA(RM, _f(a), _f(b), _f(acc_bits))))
+
+
+def test_mode_real_reads_a_padded_fma_as_its_addend_where_the_padding_is_zero():
+    zero = z3.BitVecVal(0, 32)
+    acc = _canon(_bits(z3.fpFMA(RM, _f(_a(K)), _f(_a(K + 1)), _f(zero))))
+    tiled = _padded_step(acc, 2)             # a real product only where 2 < K (K = 3, 4)
+    naive = z3.If(z3.ULT(z3.BitVecVal(2, 64), K),
+                  _canon(_bits(z3.fpFMA(RM, _f(_a(K + 2)), _f(_a(K + 3)), _f(acc)))), acc)
+    assert _same(real=True)(naive, tiled, ALL)
+    # bit for bit, fma(0, 0, -0.0) is +0.0: not shown
+    assert not _same()(naive, tiled, ALL)
+    # near misses: zero where K <= 1 only, then the naive one's product is missing at K = 2
+    early = z3.If(z3.ULT(z3.BitVecVal(1, 64), K),
+                  _canon(_bits(z3.fpFMA(RM, _f(_a(K + 2)), _f(_a(K + 3)), _f(acc)))), acc)
+    assert not _same(real=True)(early, tiled, ALL)
+    # a multiplicand of 1.0, not 0, in the padding
+    one = z3.BitVecVal(0x3F800000, 32)
+    inside = z3.ULT(z3.BitVecVal(2, 64), K)
+    ones = _canon(_bits(z3.fpFMA(RM, _f(z3.If(inside, _a(K + 2), one)),
+                                 _f(z3.If(inside, _a(K + 3), one)), _f(acc))))
+    assert not _same(real=True)(naive, ones, ALL)
+    # the padding's addend is another accumulator
+    other = _canon(_bits(z3.fpFMA(RM, _f(_a(K + 1)), _f(_a(K)), _f(one))))
+    assert not _same(real=True)(naive, _padded_step(other, 2), ALL)
+    # a product of data that happens to be zero is no padding: only a shape makes it zero
+    data = _canon(_bits(z3.fpFMA(RM, _f(A_ELEMS[0]), _f(A_ELEMS[1]), _f(acc))))
+    assert not _same(real=True)(acc, data, ALL)
+
+
+def test_mode_real_proves_the_padded_tiled_matmul_over_its_whole_claim():
+    v = verify(load_spec(D / "real.toml"), timeout_s=60, trials=0)
+    assert v.kind == EQUIVALENT, (v.reasons, v.stages)
+    assert v.assignments == 16 * 16 * 20
+    assert any(s.name == "indexed outputs" for s in v.stages)
+    assert any("mode real" in a for a in v.assumptions)
+    # the kernel that drops the partial k tile is not equal as real numbers either
+    spec = load_spec(D / "real_floor_k.toml")
+    v = verify(spec, timeout_s=60, trials=0)
+    assert v.kind == NOT_EQUIVALENT, v.reasons
+    assert_replays(spec, v.counterexample)
+
+
 # -- whole claims: the corpus's tiled matmul and two near misses (tests/data/matmul_order) ------
 
-D = Path(__file__).resolve().parents[1] / "data" / "matmul_order"
+
 
 
 def test_the_tiled_matmul_is_proved_bit_exact_for_every_shape_with_whole_k_tiles():
