@@ -195,3 +195,13 @@ def test_a_transposed_b_tile_is_refuted_at_the_shape_the_walk_hands_back():
     assert v.coverage.startswith("one symbolic maximal launch, then") and \
         v.coverage.endswith("on its own")
     assert_replays(spec, v.counterexample)
+
+
+def test_sets_of_shapes_round_trip_as_bit_sets():
+    from verifier.same_at import bits_of, mask_of
+    rng = np.random.default_rng(7)
+    for count in (1, 7, 8, 9, 2048, 32771):
+        mask = rng.random(count) < 0.5
+        bits = bits_of(mask)
+        assert np.array_equal(mask_of(bits, count), mask)
+        assert [i for i in range(count) if bits >> i & 1] == np.nonzero(mask)[0].tolist()
