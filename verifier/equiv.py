@@ -155,6 +155,17 @@ def _as_one_shape(ctx: _Ctx, env: dict[str, int], seed: int, why: str) -> Verdic
 SHAPE_MODES = ("auto", "symbolic", "enumerate")
 FEW_SHAPES = 4        # auto: this many shapes or fewer are enumerated (each run is cheap)
 PROBES = 2            # shapes checked on their own when the whole claim stays undecided
+# A maximal launch whose outputs span more cells (shapes x elements of an out buffer) than this
+# takes a minute or more (the 32^3 matmul claims: 32768 x 1024): the smallest shape, checked on
+# its own in about a second, comes first there, as small scopes find most bugs.
+EARLY_PROBE_CELLS = 1 << 22
+
+
+def _costly(spec: PairSpec, sp) -> int:
+    """The output cells of the maximal launch when past EARLY_PROBE_CELLS, else 0."""
+    cells = max((sp.count * sp.lengths[p.name] for p in spec.buffers if p.access == "out"),
+                default=0)
+    return cells if cells > EARLY_PROBE_CELLS else 0
 
 
 def _probe_shapes(ctx: _Ctx, sp, fixed: dict[str, int], checked: list[dict]) -> list[dict]:
@@ -219,6 +230,7 @@ def verify(spec: PairSpec, *, fixed: dict[str, int] | None = None, timeout_s: fl
     symbolic_why = ""
     sp = None
     checked: list[dict] = []          # shapes already decided on their own
+    early: list[dict] = []            # of those, shapes probed before the maximal launch
 
     def undecided(*reasons: str, count: int = 0, coverage: str = "") -> Verdict:
         # The whole claim is undecided: a few small shapes on their own can still refute it.
@@ -227,6 +239,7 @@ def verify(spec: PairSpec, *, fixed: dict[str, int] | None = None, timeout_s: fl
             return done(v.kind, v.reasons, 1, v.counterexample,
                         f"{_env(probed[-1])} checked on its own (the whole claim is "
                         f"undecided: {reasons[0]})")
+        probed = early + probed
         if probed:
             reasons += ("checked on their own, these shapes are equivalent: "
                         + ", ".join(_env(e) for e in probed),)
@@ -237,6 +250,14 @@ def verify(spec: PairSpec, *, fixed: dict[str, int] | None = None, timeout_s: fl
         t0 = time.perf_counter()
         try:
             sp = plan(spec, fixed)
+            cells = _costly(spec, sp)
+            if cells:
+                v, early = _probe(ctx, _probe_shapes(ctx, sp, fixed, checked)[:1], seed)
+                if v is not None:
+                    return done(v.kind, v.reasons, 1, v.counterexample,
+                                f"{_env(early[-1])} checked on its own, before the symbolic "
+                                f"launch ({cells} output cells over {sp.count} shapes)")
+                checked += early
             if progress:
                 progress(0, 1, {n: "symbolic" for n in sp.names})
             v = check_shapes(ctx, sp, fixed, seed)

@@ -327,12 +327,15 @@ def two_dimensional(spec, names) -> bool:
                for p in spec.params)
 
 
-CELLS = 1 << 24     # shapes x elements of one out buffer compared as codes (int64)
+# Shapes x elements of one out buffer compared as codes (int64): 2^25 is the 32^3 matmul claim
+# (32768 shapes x 1024 elements), which peaks at about 8 GB in all (the tables, and the values
+# of every term the term walk evaluates at every shape). Past it the mode refuses up front.
+CELLS = 1 << 25
 
 
 def size_check(spec, count: int, lengths: dict[str, int]) -> None:
     """Indexed outputs are compared as a shapes x elements table per out buffer: refused by
-    name past CELLS (128 MiB a table), before anything runs."""
+    name past CELLS (256 MiB a table), before anything runs."""
     for p in spec.buffers:
         if p.access == "out" and count * lengths[p.name] > CELLS:
             raise NotIndexable(f"{count} shapes x {lengths[p.name]} elements of '{p.name}' to "

@@ -168,7 +168,8 @@ class _Feasibility:
         self.ctx_ref = z3.main_ctx().ref()
         self.pinned: list = []
 
-    MEMO_LIMIT = 200_000
+    MEMO_LIMIT = 200_000     # terms evaluated at every shape, kept ...
+    MEMO_BYTES = 1 << 31     # ... up to about 2 GiB of values (8 bytes per term and shape)
 
     def shape_only(self, t) -> bool:
         """Does `t` mention no constant but the shape scalars? (Memoized; keeps `t` alive.)"""
@@ -238,7 +239,7 @@ class _Feasibility:
         """`t` at every shape, or None when it depends on more than the shape scalars."""
         if not self.shape_only(t):
             return None
-        if len(self.eval_memo) > self.MEMO_LIMIT:
+        if len(self.eval_memo) > min(self.MEMO_LIMIT, self.MEMO_BYTES // (8 * self.count)):
             self.eval_memo.clear()
         self.pinned.append(t)      # every subterm is pinned by shape_only's walk
         try:
