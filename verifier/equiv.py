@@ -158,7 +158,7 @@ PROBES = 2            # shapes checked on their own when the whole claim stays u
 # A maximal launch whose outputs span more cells (shapes x elements of an out buffer) than this
 # takes a minute or more (the 32^3 matmul claims: 32768 x 1024): the smallest shape, checked on
 # its own in about a second, comes first there, as small scopes find most bugs.
-EARLY_PROBE_CELLS = 1 << 22
+EARLY_PROBE_CELLS = 1 << 24
 
 
 def _costly(spec: PairSpec, sp) -> int:
