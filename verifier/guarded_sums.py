@@ -47,8 +47,10 @@ class _Walker:
         self.at_shapes = at_shapes
         self.memo = memo          # by term id: `at_shapes` keeps the terms (and so ids) alive
         self.shape_only = shape_only
-        self.joins: dict = {}
-        self.zeros: dict[int, bool] = {}      # by term id (of subterms the caller keeps alive)
+        # Kept in `memo` too, across calls: every bin of a histogram joins the same lane
+        # guards and tests the same zeros.
+        self.joins: dict = memo.setdefault(("joins",), {})
+        self.zeros: dict[int, bool] = memo.setdefault(("zeros",), {})    # by term id
 
     # The getters (`_R`) call libz3 directly, without z3core's per-call error check: they
     # only read terms that exist (children of a live term), which cannot fail.
@@ -120,10 +122,26 @@ class _Walker:
         key = ("nested?", eid)
         if key in self.memo:
             return self.memo[key]
-        ref = self.ref
         hit = None
-        if self.is_zero(other) and self.op(then) == z3.Z3_OP_ITE and \
-                self.is_zero(_R.app_arg(ref, then, 2)):
+        inner = self.inner_if(then) if self.is_zero(other) else None
+        if inner is not None:
+            shape, rest, value = inner
+            ref = self.ref
+            hit = (("if", tuple(sorted(rest + (_R.ast_id(ref, test),))), value,
+                    _R.ast_id(ref, other)), shape, True)
+        self.memo[key] = hit
+        return hit
+
+    def inner_if(self, then) -> tuple | None:
+        """`If(g, v, 0)` with conjuncts of `g` about shapes: (their ids, the other conjuncts'
+        ids, v's id); else None. Memoized by the term: a lane's split increment shares it
+        across every value its index may take."""
+        ref = self.ref
+        key = ("inner?", _R.ast_id(ref, then))
+        if key in self.memo:
+            return self.memo[key]
+        hit = None
+        if self.op(then) == z3.Z3_OP_ITE and self.is_zero(_R.app_arg(ref, then, 2)):
             g = _R.app_arg(ref, then, 0)
             gid = _R.ast_id(ref, g)
             if self.op(g) == z3.Z3_OP_AND:
@@ -131,9 +149,7 @@ class _Walker:
             else:
                 shape, rest = ((gid,), ()) if self.about_shapes(g, gid) else ((), ())
             if shape:
-                hit = (("if", tuple(sorted(rest + (_R.ast_id(ref, test),))),
-                        _R.ast_id(ref, _R.app_arg(ref, then, 1)), _R.ast_id(ref, other)),
-                       shape, True)
+                hit = (shape, rest, _R.ast_id(ref, _R.app_arg(ref, then, 1)))
         self.memo[key] = hit
         return hit
 
