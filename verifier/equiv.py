@@ -217,7 +217,7 @@ def verify(spec: PairSpec, *, fixed: dict[str, int] | None = None, timeout_s: fl
     fixed = dict(fixed or {})
     start = time.perf_counter()
     ctx = _Ctx(spec, timeout_s, unroll, solvers=tuple(solvers), dump_dir=dump_smt,
-               trials=trials)
+               trials=trials, jobs=jobs)
     ctx.stages = StageLog(getattr(progress, "stage", None))
     claim = claim_text(spec, fixed)
 

@@ -31,6 +31,8 @@ term, equal only to the very same term.
 
 from __future__ import annotations
 
+import functools
+import operator
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -38,7 +40,9 @@ import numpy as np
 import z3
 
 from semantics.machine.indexed_buffers import IndexedAccess, array_buffer
+from verifier.parallel import first_failure
 from verifier.same_at import SameAt  # (re-exported: the walk lives in its own module)
+from verifier.shape_space import ShapeValues
 from verifier.spec import type_bits
 
 
@@ -57,15 +61,45 @@ class Differs:
 @dataclass(frozen=True)
 class IndexedBuffer:
     """What the verifier knows of one indexed buffer: its element size, the ids of its
-    elements' input terms (maximal length) and its length in bytes at every shape."""
+    elements' input terms (maximal length) and its length in bytes at every shape (and over
+    the grid of shapes, compact: `verifier.shape_space`)."""
 
     name: str
     elem_bytes: int
     ids: np.ndarray
     length_bytes: np.ndarray
+    length_grid: Any
 
 
+# A term of the shape alone -> its value over the grid of shapes (None: not evaluable)
 Evaluate = Callable[[Any], "np.ndarray | None"]
+
+
+def violation(values: ShapeValues, buffers: dict[str, IndexedBuffer],
+              accesses: tuple[IndexedAccess, ...]) -> tuple[int, IndexedAccess] | None:
+    """(a shape, the access) where a logged access is out of its buffer or misaligned; None
+    when every access is inside at every shape where it happens. Decided over the grid of
+    shapes, the condition's conjuncts kept apart (`ShapeSpace.any_of`): a thread's `row < M
+    and k < K` against an offset `4 * (row * K + k)` past `4 * M * K` costs the 32 x 32
+    values they vary over, not one per shape."""
+    space = values.space
+    for a in accesses:
+        cond = values.factors(a.cond)
+        if cond is None:
+            raise NotIndexable(f"the condition of {a.what} depends on input data")
+        if not space.any_of(cond):
+            continue
+        # (where the access happens: a loop counter merged on the lane's own condition
+        # varies along fewer axes there)
+        off = values.under(a.offset, a.cond)
+        if off is None:
+            raise NotIndexable(f"the offset of {a.what} depends on input data")
+        length = buffers[a.buffer].length_grid
+        bad = cond + [(off >= np.uint64(1 << 62)) | (off + np.uint64(a.nbytes) > length)
+                      | (off % np.uint64(a.align) != 0)]
+        if space.any_of(bad):
+            return space.first(functools.reduce(operator.and_, bad)), a
+    return None
 
 
 def _at(at_shapes: Evaluate, t, count: int, what: str) -> np.ndarray:
@@ -77,23 +111,6 @@ def _at(at_shapes: Evaluate, t, count: int, what: str) -> np.ndarray:
     if v is None:
         raise NotIndexable(f"{what} depends on input data")
     return v
-
-
-def violation(at_shapes: Evaluate, count: int, buffers: dict[str, IndexedBuffer],
-              accesses: tuple[IndexedAccess, ...]) -> tuple[int, IndexedAccess] | None:
-    """(a shape, the access) where a logged access is out of its buffer or misaligned; None
-    when every access is inside at every shape where it happens."""
-    for a in accesses:
-        cond = _at(at_shapes, a.cond, count, f"the condition of {a.what}")
-        if not cond.any():
-            continue
-        off = _at(at_shapes, a.offset, count, f"the offset of {a.what}")
-        length = buffers[a.buffer].length_bytes
-        bad = cond & ((off >= np.uint64(1 << 62)) | (off + np.uint64(a.nbytes) > length)
-                      | (off % np.uint64(a.align) != 0))
-        if bad.any():
-            return int(np.argmax(bad)), a
-    return None
 
 
 _UNSEEN = object()
@@ -237,13 +254,20 @@ def replay_log(codes: _Codes, at_shapes: Evaluate, b: IndexedBuffer, width: int,
     return out, writer, writes, None
 
 
-def compare(at_shapes: Evaluate, count: int, buffers: dict[str, IndexedBuffer],
+def compare(values: ShapeValues, buffers: dict[str, IndexedBuffer],
             widths: dict[str, int], initial: dict[str, np.ndarray],
             logs: dict[str, tuple[IndexedAccess, ...]],
             shape_only: Callable[[Any], bool] | None = None,
-            real: bool = False) -> tuple[int, Differs | None]:
+            real: bool = False,
+            pin: Callable[[Any], None] | None = None,
+            jobs: int = 1) -> tuple[int, Differs | None]:
     """(elements compared, the first shape where the kernels may differ or None). `real`:
-    the terms are compared as real numbers where they differ as floats (`SameAt`)."""
+    the terms are compared as real numbers where they differ as floats (`SameAt`, which
+    keeps the terms it walks alive with `pin` for as long as `values` lives, in `jobs`
+    processes)."""
+    space = values.space
+    count = space.count
+    at_shapes = values.full
     codes = _Codes(at_shapes, count, buffers)
     compared = 0
     for name, init in initial.items():
@@ -259,8 +283,8 @@ def compare(at_shapes: Evaluate, count: int, buffers: dict[str, IndexedBuffer],
         differ = (left["reference"] != left["candidate"]) & live
         compared += int(live.sum())
         if differ.any():
-            same = SameAt(at_shapes, buffers, shape_only, real)
-            at = _second_look(same, count, differ, writer, writes)
+            same = SameAt(values.grid_raw, space, buffers, shape_only, real, pin)
+            at = _second_look(same, count, differ, writer, writes, jobs)
             if at is not None:
                 s, e = at
                 return compared, Differs(s, f"element {e} of '{name}' is not shown to be the "
@@ -269,26 +293,38 @@ def compare(at_shapes: Evaluate, count: int, buffers: dict[str, IndexedBuffer],
 
 
 def _second_look(same: "SameAt", count: int, differ: np.ndarray,
-                 writer: dict[str, np.ndarray], writes: dict[str, list]
+                 writer: dict[str, np.ndarray], writes: dict[str, list], jobs: int = 1
                  ) -> tuple[int, int] | None:
     """Cells whose codes differ may still hold equal terms: the values two writes store
     can be built alike around shape-dependent parts (a matmul's `fma(A[row*K + k], ...)`,
     its padding `If(k < K, a, 0)`). Per pair of writes (reference, candidate), over the
     shapes where that pair meets, `SameAt` compares their values. Returns the first
-    (shape, element) not shown equal this way, or None."""
+    (shape, element) not shown equal this way, or None. The pairs are independent: `jobs`
+    processes share them (`verifier.parallel.first_failure`, the same answer)."""
     shapes, elems = np.nonzero(differ)
     wr, wc = writer["reference"][differ], writer["candidate"][differ]
     pair = wr.astype(np.int64) * (1 << 32) + wc.astype(np.int64)
-    keys, first = np.unique(pair, return_index=True)
-    for key, i in zip(keys.tolist(), first.tolist()):
+    # cells grouped by pair of writes (one sort, not one pass over every cell per pair)
+    order = np.argsort(pair, kind="stable")
+    starts = np.flatnonzero(np.r_[True, pair[order][1:] != pair[order][:-1]])
+    ends = np.r_[starts[1:], order.size]
+    groups = list(zip(starts.tolist(), ends.tolist()))
+
+    def shown(g: int) -> bool:
+        lo, hi = groups[g]
+        i = int(order[lo])                                # the group's first cell
         jr, jc = int(wr[i]), int(wc[i])
         if jr < 0 or jc < 0:
-            return int(shapes[i]), int(elems[i])          # an element one kernel never wrote
+            return False                                  # an element one kernel never wrote
         where = np.zeros(count, dtype=bool)
-        where[shapes[pair == key]] = True
-        if not same(writes["reference"][jr].value, writes["candidate"][jc].value, where):
-            return int(shapes[i]), int(elems[i])
-    return None
+        where[shapes[order[lo:hi]]] = True
+        return same(writes["reference"][jr].value, writes["candidate"][jc].value, where)
+
+    g = first_failure(len(groups), shown, jobs)
+    if g is None:
+        return None
+    i = int(order[groups[g][0]])
+    return int(shapes[i]), int(elems[i])
 
 
 def indexed_params(spec, role: str, ptx_params) -> dict[str, tuple[str, str]]:
@@ -302,8 +338,8 @@ def indexed_params(spec, role: str, ptx_params) -> dict[str, tuple[str, str]]:
     return out
 
 
-def buffer_info(spec, values: dict, length_term: Callable[[Any], Any], at_shapes: Evaluate,
-                count: int) -> dict[str, IndexedBuffer]:
+def buffer_info(spec, values: dict, length_term: Callable[[Any], Any],
+                shape_values: ShapeValues) -> dict[str, IndexedBuffer]:
     """The verifier's view of every `in` and `out` buffer: `values[name].values` are its
     elements' terms, `length_term(param)` its length in elements (an int or a term)."""
     out = {}
@@ -312,10 +348,11 @@ def buffer_info(spec, values: dict, length_term: Callable[[Any], Any], at_shapes
             esz = type_bits(p.type) // 8
             ids = np.array([t.get_id() for t in values[p.name].values], dtype=np.int64)
             n = length_term(p)
-            length = np.full(count, n, dtype=np.uint64) if isinstance(n, int) else at_shapes(n)
+            length = np.uint64(n) if isinstance(n, int) else shape_values.grid(n)
             if length is None:
                 raise NotIndexable(f"the length of '{p.name}' depends on more than the shape")
-            out[p.name] = IndexedBuffer(p.name, esz, ids, length.astype(np.uint64) * np.uint64(esz))
+            grid = np.asarray(length).astype(np.uint64) * np.uint64(esz)
+            out[p.name] = IndexedBuffer(p.name, esz, ids, shape_values.space.full(grid), grid)
     return out
 
 

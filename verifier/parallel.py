@@ -1,4 +1,5 @@
-"""Enumerated launch shapes checked by several worker processes (`keq verify --jobs N`).
+"""Work split across worker processes (`keq verify --jobs N`): enumerated launch shapes, and
+the independent comparisons of one symbolic launch's outputs (`first_failure`).
 
 Each shape is an independent check (`verifier.equiv.check_assignment`), so a claim with many
 shapes (a transpose's 64 x 64) splits across cores. Workers are forked from the verifying
@@ -25,6 +26,7 @@ def _check_one(index: int):
     from verifier.equiv import check_assignment
     ctx: _Ctx = _JOB["ctx"]
     ctx.stages, ctx.obligations, ctx.assumptions = [], [], set()
+    ctx.jobs = 1                     # (this worker is one of the processes)
     verdict = check_assignment(ctx, _JOB["envs"][index], _JOB["seed"])
     return index, verdict, ctx.stages, ctx.obligations, ctx.assumptions
 
@@ -59,3 +61,56 @@ def check_shapes_in_parallel(ctx: _Ctx, envs: list[dict], seed: int, jobs: int,
         # shapes not started are dropped; the few running finish (at most one per process)
         pool.shutdown(wait=True, cancel_futures=True)
         _JOB.clear()
+
+
+def first_failure(count: int, check: Callable[[int], bool], jobs: int) -> int | None:
+    """The smallest `i` in `range(count)` for which `check(i)` is False, or None: what a loop
+    over them in order finds, with the indices shared among `jobs` processes (this one and
+    `jobs - 1` forked from it, which inherit `check`'s state, z3 terms included: nothing is
+    pickled). Each process takes every `jobs`-th index and stops at its first failure or
+    once another process has failed at a smaller index; the smallest failure wins, so the
+    answer is the sequential one. A worker that dies without answering (killed for memory)
+    has its share checked here."""
+    if jobs <= 1 or count < 2 * jobs or "fork" not in multiprocessing.get_all_start_methods():
+        return next((i for i in range(count) if not check(i)), None)
+    mp = multiprocessing.get_context("fork")
+    best = mp.Value("q", count, lock=False)        # the smallest failure seen so far
+
+    def share(k: int) -> int | None:
+        for i in range(k, count, jobs):
+            if i >= best.value:
+                return None
+            if not check(i):
+                best.value = min(best.value, i)
+                return i
+        return None
+
+    def worker(k: int, send) -> None:
+        try:
+            send.send(("ok", share(k)))
+        except BaseException as e:       # reported, then re-checked in the parent
+            send.send(("error", repr(e)))
+
+    workers = []
+    try:
+        for k in range(1, jobs):
+            recv, send = mp.Pipe(duplex=False)
+            p = mp.Process(target=worker, args=(k, send))
+            p.start()
+            send.close()
+            workers.append((k, p, recv))
+        failures = [share(0)]
+        for k, p, recv in workers:
+            try:
+                status, found = recv.recv()
+            except EOFError:
+                status, found = "died", None
+            p.join()
+            failures.append(found if status == "ok" else share(k))
+    finally:
+        for _, p, _ in workers:
+            if p.is_alive():
+                p.terminate()
+                p.join()
+    found = [f for f in failures if f is not None]
+    return min(found) if found else None

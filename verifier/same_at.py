@@ -9,8 +9,10 @@ both at once, or answers "not shown" (never "different").
 Sets of shapes are Python integers used as bit sets (bit i: shape i of the plan). A walk
 visits hundreds of thousands of pairs of subterms, each intersecting and testing a set; on
 integers that is a machine-word loop in C, where numpy's per-call overhead on arrays of a few
-thousand booleans was most of the walk's time. Values at every shape (offsets, conditions)
-stay numpy arrays, evaluated once per term.
+thousand booleans was most of the walk's time. Values of the shape alone (offsets, conditions)
+stay numpy arrays over the grid of shapes (`verifier.shape_space`: an offset `4 * (row * K +
+k)` varies along `K` only), evaluated once per term; they become bit sets only where a
+comparison is not already true (or false) at every point.
 """
 
 from __future__ import annotations
@@ -24,10 +26,12 @@ import z3
 from semantics.domains.z3raw import read as _R
 from semantics.machine.indexed_buffers import array_buffer
 from verifier.real_mode import CANONICAL_NAN
+from verifier.shape_space import ShapeSpace, bits_of, mask_of
 
 if TYPE_CHECKING:
     from verifier.indexed import IndexedBuffer
 
+# A raw AST of the shape alone -> its value over the grid of shapes (None: not evaluable)
 Evaluate = Callable[[Any], "np.ndarray | None"]
 
 # Operations whose first two floating-point operands commute exactly (IEEE add and multiply;
@@ -38,30 +42,17 @@ _COMMUTING = {z3.Z3_OP_FPA_ADD: 1, z3.Z3_OP_FPA_MUL: 1, z3.Z3_OP_FPA_FMA: 1}
 _NEVER_SHAPE_ONLY = {z3.Z3_OP_FPA_ADD, z3.Z3_OP_FPA_MUL, z3.Z3_OP_FPA_FMA, z3.Z3_OP_FPA_TO_FP,
                      z3.Z3_OP_FPA_TO_IEEE_BV, z3.Z3_OP_FPA_RM_NEAREST_TIES_TO_EVEN}
 _UNSEEN = object()
+_CANONICAL = -1        # the kind of a canonical-NaN wrapper, walked as one operation (`_node`)
 
 
-def bits_of(mask: np.ndarray) -> int:
-    """A boolean array as a bit set (bit i: element i)."""
-    return int.from_bytes(np.packbits(mask, bitorder="little").tobytes(), "little")
-
-
-def mask_of(bits: int, count: int) -> np.ndarray:
-    """A bit set as a boolean array of `count` elements."""
-    raw = np.frombuffer(bits.to_bytes((count + 7) // 8, "little"), dtype=np.uint8)
-    return np.unpackbits(raw, count=count, bitorder="little").astype(bool)
-
-
-def _same_element(ex: tuple, ey: tuple, w: int) -> bool | None:
+def _same_element(space: ShapeSpace, ex: tuple, ey: tuple, w: int) -> bool | None:
     """Do two element loads read the same element at every shape of `w`? None when one of
     them is no element at some shape there (the walk then compares them as terms)."""
     if (ex[2] is not None and w & ~ex[2]) or (ey[2] is not None and w & ~ey[2]):
         return None
     if ex[0] != ey[0]:
         return False
-    ix, iy = ex[1], ey[1]
-    if not isinstance(ix, np.ndarray) and not isinstance(iy, np.ndarray):
-        return ix == iy
-    return not w & ~bits_of(np.asarray(ix == iy))
+    return not w & ~space.bits(ex[1] == ey[1])
 
 
 class SameAt:
@@ -75,20 +66,26 @@ class SameAt:
     result is the result, and an fma with a multiplicand that is zero at a shape is its
     addend there (`_addend`). False means only "not shown".
 
-    The walk reads raw ASTs (`z3raw.read`: no Python wrapper per node) of terms the caller
-    keeps alive; `at_shapes` must keep the terms it evaluates alive, and `shape_only(raw)`
-    (optional) says cheaply whether a term is worth evaluating."""
+    The walk reads raw ASTs (`z3raw.read`: no Python wrapper per node) of the terms it is
+    given, which `pin` (optional) keeps alive for as long as the memos of `at_grid` (a raw
+    AST's value over `space`'s grid, or None) and `shape_only(raw)` (optional: is a term
+    worth evaluating?) live."""
 
-    def __init__(self, at_shapes: Evaluate, buffers: dict[str, "IndexedBuffer"],
-                 shape_only: Callable[[Any], bool] | None = None, real: bool = False) -> None:
-        self.at_shapes = at_shapes
+    def __init__(self, at_grid: Evaluate, space: ShapeSpace, buffers: dict[str, "IndexedBuffer"],
+                 shape_only: Callable[[Any], bool] | None = None, real: bool = False,
+                 pin: Callable[[Any], None] | None = None) -> None:
+        self.at_grid = at_grid
+        self.space = space
         self.real = real
         self.shape_only = shape_only
+        self.pin = pin
         self.buffers = buffers
         self.element_of_id = {int(i): (name, k) for name, b in buffers.items()
                               for k, i in enumerate(b.ids.tolist())}
-        self.count = 0                              # shapes (set by each call)
-        self.proven: dict[tuple[int, int], int] = {}   # pair of term ids -> shapes shown
+        self.count = space.count
+        self.ones = space.ones
+        self.proven: dict[tuple[int, int], tuple[int, int]] = {}  # see `_eq`
+        self.addends: dict[int, tuple[int, Any] | None] = {}     # see `_addend`
         self.nodes: dict[int, tuple] = {}          # see `_node`
         self.zeros: dict[int, int] = {}            # see `_zero`
         self.arrays: dict[int, tuple[str, int] | None] = {}
@@ -99,80 +96,117 @@ class SameAt:
     DEPTH = 20_000      # Python frames for the walk (a 64-step fma chain needs about 800)
 
     def __call__(self, a, b, where: np.ndarray) -> bool:
-        if self.count and where.size != self.count:
-            raise ValueError(f"{where.size} shapes, after {self.count}")
-        self.count = where.size
-        self.pinned += [t for t in (a, b) if z3.is_expr(t)]
+        if where.size != self.count:
+            raise ValueError(f"{where.size} shapes, not {self.count}")
+        for t in (a, b):
+            if z3.is_expr(t):
+                self.pinned.append(t)
+                if self.pin is not None:
+                    self.pin(t)
         raw = [t if isinstance(t, (int, np.integer)) else t.as_ast() for t in (a, b)]
+        w = bits_of(where)
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(max(limit, self.DEPTH))
         try:
-            return self._eq(raw[0], raw[1], bits_of(where))
+            return not w & ~self._eq(raw[0], raw[1], w)
         except RecursionError:
             return False            # deeper than DEPTH: not shown (never "different")
         finally:
             sys.setrecursionlimit(limit)
 
-    def _eq(self, x, y, w: int) -> bool:
+    # The walk computes *sets* of shapes. `_eq(x, y, w)` returns a set T of shapes where `x`
+    # and `y` are shown equal, with two guarantees: T is sound everywhere (every shape in T is
+    # shown), and exact within `w` (every shape of `w` the walk can show is in T). `w` only
+    # says where to look: a selection's branch, an fma's padding or a second operand order
+    # is explored only where `w` needs it. What a leaf shows it shows at every shape (two
+    # offsets equal as values, two loads of one element), so T is often wider than `w`, and
+    # the memo answers later visits at other shapes without walking again: a tiled matmul's
+    # partial sums after k steps are the naive ones' for every K > k, shown once, not once
+    # per K.
+
+    def _eq(self, x, y, w: int) -> int:
         if not w:
-            return True
+            return 0
         if isinstance(x, (int, np.integer)) or isinstance(y, (int, np.integer)):
-            vx, vy = self._values(x, w), self._values(y, w)
-            return vx is not None and vy is not None and np.array_equal(vx, vy)
+            vx, vy = self._value(x), self._value(y)
+            return 0 if vx is None or vy is None else self.space.bits(vx == vy)
         ix, iy = _R.ast_id(self.ref, x), _R.ast_id(self.ref, y)
         if ix == iy:
-            return True
+            return self.ones
         key = (ix, iy)
         done = self.proven.get(key)
-        if done is not None:
-            w &= ~done
+        # (shapes shown, when every shape explored was shown; else (explored, shown): a set
+        # of 32768 shapes is a 4 KiB integer, and most pairs are shown wherever looked at)
+        if done is None:
+            explored = shown = 0
+        else:
+            explored, shown = (done, done) if isinstance(done, int) else done
+            if not w & ~shown:
+                return shown
+            w &= ~explored
             if not w:
-                return True
-        if not self._walk(self._node(x, ix), self._node(y, iy), w):
-            return False
-        self.proven[key] = w if done is None else (done | w)
-        return True
+                return shown                  # exact within what was explored
+        shown |= self._walk(self._node(x, ix), self._node(y, iy), w)
+        explored |= w
+        self.proven[key] = shown if not explored & ~shown else (explored, shown)
+        return shown
 
-    def _walk(self, nx: tuple, ny: tuple, w: int) -> bool:
+    def _walk(self, nx: tuple, ny: tuple, w: int) -> int:
+        if not w:
+            return 0
         kx, vx, ex, dx, xs, cx, x = nx
         ky, vy, ey, dy, ys, cy, y = ny
         if vx is not None and vy is not None:
-            return not w & ~bits_of(vx == vy)
+            return self.space.bits(vx == vy)
         if cx is not None:
-            return self._eq(xs[1], y, w & cx) and self._eq(xs[2], y, w & ~cx)
+            return (cx & self._eq(xs[1], y, w & cx)) | (~cx & self._eq(xs[2], y, w & ~cx))
         if cy is not None:
-            return self._eq(x, ys[1], w & cy) and self._eq(x, ys[2], w & ~cy)
+            return (cy & self._eq(x, ys[1], w & cy)) | (~cy & self._eq(x, ys[2], w & ~cy))
         if self.real:
             for node in (nx, ny):
-                hit = self._addend(node, w)
-                if hit is not None:
+                hit = self._addend(node)
+                if hit is not None and w & hit[0]:
                     z, addend = hit
-                    if not (self._eq(addend, y, z) if node is nx else self._eq(x, addend, z)):
-                        return False
-                    return self._walk(nx, ny, w & ~z)
+                    part = self._eq(addend, y, w & z) if node is nx else \
+                        self._eq(x, addend, w & z)
+                    return (z & part) | self._walk(nx, ny, w & ~z)
         if ex is not None and ey is not None:
-            same = _same_element(ex, ey, w)
-            if same is not None:
+            valid = (self.ones if ex[2] is None else ex[2]) & \
+                (self.ones if ey[2] is None else ey[2])
+            same = 0 if ex[0] != ey[0] else valid & self.space.bits(ex[1] == ey[1])
+            if not w & ~valid:
                 return same
+            # where one of them is no element (an offset past its buffer, where the load
+            # does not happen), they are compared as terms
+            return same | self._congruent(nx, ny, w & ~valid)
+        return self._congruent(nx, ny, w)
+
+    def _congruent(self, nx: tuple, ny: tuple, w: int) -> int:
+        """The same operation on arguments shown equal; for IEEE add, multiply and fma's
+        multiplicands also in the other order, where the first does not show it."""
+        kx, xs, dx = nx[0], nx[4], nx[3]
+        ky, ys, dy = ny[0], ny[4], ny[3]
         # declarations are hash-consed: the same one is the same pointer
         if kx is None or kx != ky or dx != dy or not xs or len(xs) != len(ys):
-            return False
-        if self._all(xs, ys, w):
-            return True
+            return 0
+        shown = self._all(xs, ys, w)
         first = _COMMUTING.get(kx)
-        if first is None:
-            return False
+        if first is None or not w & ~shown:
+            return shown
         ys = list(ys)
         ys[first], ys[first + 1] = ys[first + 1], ys[first]
-        return self._all(xs, ys, w)
+        return shown | self._all(xs, ys, w & ~shown)
 
-    def _all(self, xs: list, ys: list, w: int) -> bool:
-        # (a loop, not `all(...)`: Python-to-Python calls only, so the walk's depth costs no
-        # C stack)
+    def _all(self, xs: list, ys: list, w: int) -> int:
+        # Each argument is looked at only where the ones before it were shown equal. (A
+        # loop, not `all(...)`: Python-to-Python calls only, so the walk's depth costs no
+        # C stack.)
+        shown = self.ones
         for cx, cy in zip(xs, ys):
-            if not self._eq(cx, cy, w):
-                return False
-        return True
+            shown &= self._eq(cx, cy, w & shown)
+            if not w & shown:
+                break
+        return shown
 
     def _node(self, raw, nid: int) -> tuple:
         """What the walk needs of a term, once per term: (kind, its values at every shape or
@@ -189,20 +223,62 @@ class SameAt:
             d = _R.app_decl(ref, raw)
             kind, decl = _R.decl_kind(ref, d), d.value
             args = [_R.app_arg(ref, raw, i) for i in range(_R.num_args(ref, raw))]
-            if self.real and kind == z3.Z3_OP_ITE and self._canonical_nan(args[1]):
-                # Mode real: `ite(c, NaN, b)` (the canonicalizing wrapper around a result)
-                # is `b` for finite values, the claim's assumption (as `verifier.real_mode`
-                # reads it).
-                hit = self.nodes[nid] = self._node(args[2], _R.ast_id(ref, args[2]))
-                return hit
+            if kind == z3.Z3_OP_ITE and self._canonical_nan(args[1]):
+                if self.real:
+                    # Mode real: `ite(c, NaN, b)` (the canonicalizing wrapper around a
+                    # result) is `b` for finite values, the claim's assumption (as
+                    # `verifier.real_mode` reads it).
+                    hit = self.nodes[nid] = self._node(args[2], _R.ast_id(ref, args[2]))
+                    return hit
+                test = self._nan_test(args[0], args[2])
+                if test is not None:
+                    # `canonicalize(b)`: one function of `b` (its signature: the test's
+                    # constants), so two are equal where their `b`s are (congruence, in one
+                    # step instead of seven)
+                    hit = self.nodes[nid] = (_CANONICAL, None, None, test + (_R.ast_id(ref, args[1]),),
+                                             [args[2]], None, raw)
+                    return hit
         vals = None if kind in _NEVER_SHAPE_ONLY else self._at(raw)
         if vals is None:
             if kind == z3.Z3_OP_ITE:
                 c = self._at(args[0])
-                cond = None if c is None else bits_of(np.asarray(c, dtype=bool))
+                cond = None if c is None else self.space.bits(c)
             elem = self._element(nid, kind, args)
         hit = self.nodes[nid] = (kind, vals, elem, decl, args, cond, raw)
         return hit
+
+    def _nan_test(self, c, b) -> tuple | None:
+        """The ids of the constants of `c` when it is the NaN test the semantics build around
+        `b` (`semantics.ops.common.is_nan`: `(b & E) == E and not (b & M) == 0`), else None."""
+        ref = self.ref
+        bid = _R.ast_id(ref, b)
+
+        def app(t, kind, n):
+            if _R.ast_kind(ref, t) != z3.Z3_APP_AST or _R.num_args(ref, t) != n or \
+                    _R.decl_kind(ref, _R.app_decl(ref, t)) != kind:
+                return None
+            return [_R.app_arg(ref, t, i) for i in range(n)]
+
+        def masked_eq(t):          # (b & mask) == value -> (mask id, value id)
+            eq = app(t, z3.Z3_OP_EQ, 2)
+            if eq is None:
+                return None
+            band = app(eq[0], z3.Z3_OP_BAND, 2)
+            if band is None or _R.ast_id(ref, band[0]) != bid or \
+                    _R.ast_kind(ref, band[1]) != z3.Z3_NUMERAL_AST or \
+                    _R.ast_kind(ref, eq[1]) != z3.Z3_NUMERAL_AST:
+                return None
+            return _R.ast_id(ref, band[1]), _R.ast_id(ref, eq[1])
+
+        both = app(c, z3.Z3_OP_AND, 2)
+        if both is None:
+            return None
+        exp = masked_eq(both[0])
+        neg = app(both[1], z3.Z3_OP_NOT, 1)
+        mant = None if neg is None else masked_eq(neg[0])
+        if exp is None or mant is None:
+            return None
+        return exp + mant
 
     # -- mode real: an fma whose multiplicand is zero is its addend ---------------------------
 
@@ -216,11 +292,19 @@ class SameAt:
         value = CANONICAL_NAN.get(_R.bv_size(ref, sort))
         return value is not None and _R.numeral(ref, raw) == str(value).encode()
 
-    def _addend(self, node: tuple, w: int) -> tuple[int, Any] | None:
-        """Mode real: (the shapes of `w` where `node` reads as its addend, that addend) when
-        `node` is an fma, or the bits of one whose addend is a float made of bits, with a
+    def _addend(self, node: tuple) -> tuple[int, Any] | None:
+        """Mode real: (the shapes where `node` reads as its addend, that addend) when `node`
+        is an fma, or the bits of one whose addend is a float made of bits, with a
         multiplicand that is zero there: `0 * b + c` is `c` as real numbers (for finite `b`,
-        the claim's assumption). A tiled kernel's padding adds `fma(0, 0, acc)`."""
+        the claim's assumption). A tiled kernel's padding adds `fma(0, 0, acc)`. Once per
+        node."""
+        nid = _R.ast_id(self.ref, node[6])
+        if nid in self.addends:
+            return self.addends[nid]
+        hit = self.addends[nid] = self._find_addend(node)
+        return hit
+
+    def _find_addend(self, node: tuple) -> tuple[int, Any] | None:
         kind, args = node[0], node[4]
         bits = kind == z3.Z3_OP_FPA_TO_IEEE_BV
         if bits:
@@ -234,7 +318,7 @@ class SameAt:
             if c[0] != z3.Z3_OP_FPA_TO_FP or len(c[4]) != 1:
                 return None            # (its bits would be a new term)
             addend = c[4][0]
-        z = (self._zero(args[1]) | self._zero(args[2])) & w
+        z = self._zero(args[1]) | self._zero(args[2])
         return (z, addend) if z else None
 
     def _zero(self, raw) -> int:
@@ -247,10 +331,10 @@ class SameAt:
         kind, vals, _, _, args, cond, raw = self._node(raw, nid)
         if vals is not None:
             width = _R.bv_size(self.ref, _R.sort(self.ref, raw))
-            out = bits_of((np.asarray(vals).astype(np.uint64) &
-                           np.uint64((1 << (width - 1)) - 1)) == 0)
+            out = self.space.bits((np.asarray(vals).astype(np.uint64) &
+                                   np.uint64((1 << (width - 1)) - 1)) == 0)
         elif kind in (z3.Z3_OP_FPA_PLUS_ZERO, z3.Z3_OP_FPA_MINUS_ZERO):
-            out = (1 << self.count) - 1
+            out = self.space.ones
         elif kind == z3.Z3_OP_FPA_TO_FP and len(args) == 1:
             out = self._zero(args[0])
         elif cond is not None:
@@ -263,7 +347,7 @@ class SameAt:
     def _at(self, raw) -> np.ndarray | None:
         if self.shape_only is not None and not self.shape_only(raw):
             return None
-        return self.at_shapes(z3.z3._to_expr_ref(raw, self.ctx))
+        return self.at_grid(raw)
 
     def _element(self, nid: int, kind, args: list) -> tuple | None:
         """(buffer, element index, the shapes where that index is an element (a bit set) or
@@ -292,18 +376,18 @@ class SameAt:
         off = self._at(args[1])
         if named[1] != b.elem_bytes or off is None:
             return None
-        off = off.astype(np.uint64)
+        off = np.asarray(off).astype(np.uint64)
         esz = np.uint64(b.elem_bytes)
         idx = off // esz
-        ok = (off % esz == 0) & (idx < np.uint64(b.ids.size))
-        return named[0], idx.astype(np.int64), bits_of(ok)
+        ok = self.space.bits((off % esz == 0) & (idx < np.uint64(b.ids.size)))
+        return named[0], idx.astype(np.int64), None if ok == self.space.ones else ok
 
-    def _values(self, t, w: int) -> np.ndarray | None:
-        where = mask_of(w, self.count)
+    def _value(self, t) -> np.ndarray | None:
+        """A walked leaf's compact value: a concrete int, or a term of the shape alone."""
         if isinstance(t, (int, np.integer)):
-            return np.full(int(where.sum()), int(t) & 0xFFFF_FFFF_FFFF_FFFF, dtype=np.uint64)
+            return np.uint64(int(t) & 0xFFFF_FFFF_FFFF_FFFF)
         v = self._at(t)
-        return None if v is None else v[where].astype(np.uint64)
+        return None if v is None else np.asarray(v).astype(np.uint64)
 
 
 __all__ = ["SameAt", "bits_of", "mask_of"]

@@ -53,7 +53,7 @@ from verifier.outputs import _outputs, _same, _value, compare_outputs, random_te
 from verifier.real_mode import ASSUMPTION as REAL_ASSUMPTION, NotReal, RealTranslator
 from verifier.solvers import Obligation, solve
 from verifier.spec import PairSpec, type_bits
-from verifier.term_eval import NotEvaluable, evaluate
+from verifier.shape_space import ShapeSpace, ShapeValues
 from verifier.verdict import InternalError, Stage, Verdict, _Ctx
 
 MAX_COMBINATIONS = 2_000_000     # shapes enumerated (cheaply) to find the maximal launch
@@ -80,6 +80,7 @@ class ShapePlan:
     grids: dict[str, tuple[int, int, int]]          # maximal grid per role
     blocks: dict[str, tuple[int, int, int]]
     lengths: dict[str, int]                         # maximal length per buffer
+    axes: tuple[tuple[int, ...], ...]               # each name's values (`ShapeSpace`)
 
     @property
     def count(self) -> int:
@@ -98,6 +99,10 @@ def plan(spec: PairSpec, fixed: dict[str, int]) -> ShapePlan:
         dom = _domain(spec.param(n))
         if dom is None:
             raise ShapeFallback(f"scalar '{n}' shapes the launch and has no range")
+        # An `assume` about this scalar alone (`K % 16 == 0`) narrows its axis up front: the
+        # grid of values (`verifier.shape_space`) is then no larger than it must be.
+        alone = [a for a in spec.assume if a.names <= {n} | set(fixed)]
+        dom = [v for v in dict.fromkeys(dom) if all(a.eval(dict(fixed, **{n: v})) for a in alone)]
         axes.append(dom)
         total *= len(dom)
     if total > MAX_COMBINATIONS:
@@ -124,7 +129,8 @@ def plan(spec: PairSpec, fixed: dict[str, int]) -> ShapePlan:
         if len(bs) > 1:
             raise ShapeFallback(f"the {role}'s block shape depends on the scalars")
     return ShapePlan(names, tuple(shapes), {r: tuple(g) for r, g in grids.items()},
-                     {r: next(iter(b)) for r, b in blocks.items()}, lengths)
+                     {r: next(iter(b)) for r, b in blocks.items()}, lengths,
+                     tuple(tuple(a) for a in axes))
 
 
 def plan_at(spec: PairSpec, env: dict[str, int]) -> ShapePlan:
@@ -135,7 +141,8 @@ def plan_at(spec: PairSpec, env: dict[str, int]) -> ShapePlan:
     for role in ("reference", "candidate"):
         grid, block = spec.side(role).launch(env)
         grids[role], blocks[role] = tuple(grid), tuple(block)
-    return ShapePlan((), ({},), grids, blocks, {p.name: p.length_of(env) for p in spec.buffers})
+    return ShapePlan((), ({},), grids, blocks, {p.name: p.length_of(env) for p in spec.buffers},
+                     ())
 
 
 _UNSEEN = object()
@@ -151,9 +158,11 @@ class _Feasibility:
                  timeout_s: float = 2.0) -> None:
         self.vars = {n: variables[n] for n in sp.names}
         self.names = set(self.vars)
-        self.points = {n: np.array([shape[n] & ((1 << self.vars[n].size()) - 1)
-                                    for shape in sp.shapes], dtype=np.uint64)
-                       for n in sp.names}
+        self.space = ShapeSpace(sp.names, sp.axes, sp.shapes)
+        widths = {n: v.size() for n, v in self.vars.items()}
+        # terms of the shape alone over the grid of shapes (`shape_only` pins what it admits)
+        self.values = ShapeValues(self.space, widths, admit=self.shape_only)
+        self.points = self.space.points(widths)         # each scalar at every shape
         self.count = sp.count
         self.solver = z3.Solver()
         self.solver.set("timeout", int(timeout_s * 1000))
@@ -162,14 +171,10 @@ class _Feasibility:
         # keeps its terms alive (`pinned`) for as long as the memo lives.
         self.memo: dict[int, bool] = {}
         self.only_memo: dict[int, bool] = {}
-        self.eval_memo: dict[int, np.ndarray] = {}
         self.settle_memo: dict[int, bool | None] = {}
         self.sums_memo: dict[int, np.ndarray | None] = {}
         self.ctx_ref = z3.main_ctx().ref()
         self.pinned: list = []
-
-    MEMO_LIMIT = 200_000     # terms evaluated at every shape, kept ...
-    MEMO_BYTES = 1 << 31     # ... up to about 2 GiB of values (8 bytes per term and shape)
 
     def shape_only(self, t) -> bool:
         """Does `t` mention no constant but the shape scalars? (Memoized; keeps `t` alive.)"""
@@ -235,17 +240,14 @@ class _Feasibility:
                 z3.z3core.Z3_get_symbol_string(ctx, z3.z3core.Z3_get_decl_name(ctx, d))
                 in self.names)
 
+    def grid_at(self, t) -> np.ndarray | None:
+        """`t` over the grid of shapes (compact: `verifier.shape_space`), or None when it
+        depends on more than the shape scalars."""
+        return self.values.grid(t)
+
     def at_shapes(self, t) -> np.ndarray | None:
         """`t` at every shape, or None when it depends on more than the shape scalars."""
-        if not self.shape_only(t):
-            return None
-        if len(self.eval_memo) > min(self.MEMO_LIMIT, self.MEMO_BYTES // (8 * self.count)):
-            self.eval_memo.clear()
-        self.pinned.append(t)      # every subterm is pinned by shape_only's walk
-        try:
-            return evaluate(t, self.points, self.count, self.eval_memo)
-        except NotEvaluable:
-            return None
+        return self.values.full(t)
 
     def possible(self, cond) -> bool:
         if isinstance(cond, (bool, np.bool_)):
@@ -254,9 +256,9 @@ class _Feasibility:
         hit = self.memo.get(key)
         if hit is None:
             self.pinned.append(cond)
-            vals = self.at_shapes(cond)
+            vals = self.values.factors(cond)
             if vals is not None:
-                hit = bool(vals.any())
+                hit = self.space.any_of(vals)
             else:
                 self.solver.push()
                 self.solver.add(cond)
@@ -288,37 +290,37 @@ class _Feasibility:
             key = m.get_id()
             hit = memo.get(key, _UNSEEN)
             if hit is _UNSEEN:
-                vals = self.at_shapes(m)
+                vals = self.values.factors(m)
                 hit = None if vals is None else \
-                    (True if vals.all() else False if not vals.any() else None)
+                    (True if all(self.space.all(v) for v in vals) else
+                     False if not self.space.any_of(vals) else None)
                 memo[key] = hit
                 self.pinned.append(m)
             out.append(m if hit is None else hit)
         return out
 
-    def violated(self, ob) -> np.ndarray | None:
-        """Where a bounds obligation kept in parts is violated, shape by shape; None when
-        it has no parts or a part depends on more than the shape scalars."""
+    def violated(self, ob) -> tuple[bool, int | None]:
+        """(decided, the first shape where a bounds obligation kept in parts is violated or
+        None); not decided when it has no parts or a part depends on more than the shape
+        scalars. Each part, `a lane condition and the length short of its end`, is decided
+        over the grid of shapes, its conjuncts kept apart (`ShapeSpace.any_of`)."""
         if ob.length is None:
-            return None
-        length = self.at_shapes(ob.length)
+            return False, None
+        length = self.grid_at(ob.length)
         if length is None:
-            return None
-        out = np.zeros(self.count, dtype=bool)
+            return False, None
+        hit = None
         for conds, end in ob.reaches:
             short = length < np.uint64(end)
-            if not short.any():
+            if not self.space.any(short):
                 continue
             for c in conds:
-                if isinstance(c, (bool, np.bool_)):
-                    if c:
-                        out |= short
-                    continue
-                v = self.at_shapes(c)
-                if v is None:
-                    return None
-                out |= v & short
-        return out
+                factors = self.values.factors(c)
+                if factors is None:
+                    return False, None
+                if hit is None and self.space.any_of(factors + [short]):
+                    hit = self.space.first_of(factors + [short])
+        return True, hit
 
     def decide(self, conds: list) -> tuple[int | None, list]:
         """(index of a shape where one of `conds` holds, or None; the conditions that
@@ -331,12 +333,12 @@ class _Feasibility:
                 continue
             (evaluable if self.shape_only(c) else rest).append(c)
         if evaluable:
-            vals = self.at_shapes(z3.Or(evaluable)) if len(evaluable) > 1 else \
-                self.at_shapes(evaluable[0])
+            vals = self.grid_at(z3.Or(evaluable)) if len(evaluable) > 1 else \
+                self.grid_at(evaluable[0])
             if vals is None:
                 rest.extend(evaluable)
-            elif vals.any():
-                return int(np.argmax(vals)), []
+            elif self.space.any(vals):
+                return self.space.first(vals), []
         return None, rest
 
     def leaves(self, t) -> np.ndarray | None:
@@ -573,11 +575,11 @@ def check_shapes(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int) -> 
         # Conditions about shapes alone are decided by evaluating them at every shape.
         hit, terms = None, []
         for o in launch.obligations:
-            where = feas.violated(o)
-            if where is None:
+            decided, at = feas.violated(o)
+            if not decided:
                 terms.append(o.violation)
-            elif where.any():
-                hit = int(np.argmax(where))
+            elif at is not None:
+                hit = at
                 break
         if hit is None:
             hit, rest = feas.decide(terms)
@@ -610,10 +612,10 @@ def check_shapes(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int) -> 
             return _inconclusive(ctx, f"bounds of the {role}: no solver answered "
                                       f"({r.answer}: {r.detail or r.solver})")
     info = _indexed(buffer_info, spec, values, lambda p: p.length.to_z3(env64),
-                    feas.at_shapes, feas.count) if indexed else {}
+                    feas.values) if indexed else {}
     if indexed:
         for role, launch in launches.items():
-            hit = _indexed(violation, feas.at_shapes, feas.count, info, launch.indexed)
+            hit = _indexed(violation, feas.values, info, launch.indexed)
             if hit is not None:
                 at = dict(fixed, **sp.shapes[hit[0]])
                 verdict = replay_fault(ctx, role, at, seed)
@@ -707,12 +709,13 @@ def check_shapes(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int) -> 
         t0 = time.perf_counter()
     if indexed:
         t1 = time.perf_counter()
-        n, differs = _indexed(compare, feas.at_shapes, feas.count, info,
+        n, differs = _indexed(compare, feas.values, info,
                               {p.name: type_bits(p.type) for p in spec.buffers},
                               {p.name: info[p.name].ids for p in spec.buffers
                                if p.access == "out"},
                               {r: launch.indexed for r, launch in launches.items()},
-                              feas.shape_only_ast, spec.mode == "real")
+                              feas.shape_only_ast, spec.mode == "real", feas.pinned.append,
+                              ctx.jobs)
         if differs is not None:
             raise CheckAt(dict(fixed, **sp.shapes[differs.shape]), differs.why)
         if spec.mode == "real":

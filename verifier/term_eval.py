@@ -87,6 +87,22 @@ def evaluate(t, env: Mapping[str, np.ndarray], n: int,
     return v if np.ndim(v) else np.full(n, v)
 
 
+def evaluate_grid(t, env: Mapping[str, np.ndarray],
+                  memo: dict[int, np.ndarray] | None = None) -> np.ndarray:
+    """`t` over a grid of points (`verifier.shape_space`): `env` maps constant names to uint64
+    arrays that broadcast against each other (one axis each), and the result broadcasts to
+    the grid but keeps only the axes `t` varies along (a numpy scalar where it varies along
+    none). The same walk as `evaluate`: numpy's broadcasting does the rest."""
+    return evaluate_grid_raw(t.as_ast(), env, memo)
+
+
+def evaluate_grid_raw(a, env: Mapping[str, np.ndarray],
+                      memo: dict[int, np.ndarray] | None = None) -> np.ndarray:
+    """`evaluate_grid` of a raw AST that the caller keeps alive (no Python wrapper: a term
+    walk that evaluates many subterms would pay for one each)."""
+    return _Walk(env, 0, {} if memo is None else memo).value(a)
+
+
 _BOOL_OPS = (z3.Z3_OP_NOT, z3.Z3_OP_AND, z3.Z3_OP_OR, z3.Z3_OP_EQ, z3.Z3_OP_DISTINCT,
              z3.Z3_OP_ULT, z3.Z3_OP_ULEQ, z3.Z3_OP_UGT, z3.Z3_OP_UGEQ,
              z3.Z3_OP_SLT, z3.Z3_OP_SLEQ, z3.Z3_OP_SGT, z3.Z3_OP_SGEQ)
@@ -259,4 +275,4 @@ class _Walk:
         return x >= y
 
 
-__all__ = ["NotEvaluable", "evaluate"]
+__all__ = ["NotEvaluable", "evaluate", "evaluate_grid", "evaluate_grid_raw"]

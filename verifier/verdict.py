@@ -83,6 +83,7 @@ class _Ctx:
     cache: Cache = field(default_factory=Cache)
     obligations: list = field(default_factory=list)   # every SolveResult, for certificates
     trials: int = 8
+    jobs: int = 1                         # worker processes (`verifier.parallel`)
     # Launch shapes where testing saw outputs far apart in real mode: checked on their own
     # first when the whole claim stays undecided (`verifier.equiv`).
     suspects: list = field(default_factory=list)

@@ -21,7 +21,7 @@ from verifier.indexed import compare, violation
 from verifier.spec import load_spec
 
 from replaying import assert_replays
-from verifier.term_eval import evaluate
+from verifier.shape_space import ShapeSpace, ShapeValues
 
 D = Path(__file__).resolve().parents[1] / "data" / "copy2d"
 
@@ -118,25 +118,20 @@ def test_divert_logs_constant_and_symbolic_stores_and_refuses_the_rest():
     bufs.guard(_x(), "r", [0x1008])          # reading an `in` buffer concretely is fine
 
 
-def _evaluator(points):
-    memo: dict = {}
-
-    def at(t):
-        try:
-            return evaluate(t, points, len(next(iter(points.values()))), memo)
-        except Exception:
-            return None
-    return at
+def _evaluator(values: list[int]) -> ShapeValues:
+    """Terms over one 64-bit scalar `n` that takes `values`, evaluated at each."""
+    return ShapeValues(ShapeSpace(["n"], [values], [{"n": v} for v in values]), {"n": 64})
 
 
 def test_a_select_reads_the_input_element_its_offset_names_at_each_shape():
     n = z3.BitVec("n", 64)
-    points = {"n": np.array([1, 2, 3], dtype=np.uint64)}
-    at = _evaluator(points)
+    at = _evaluator([1, 2, 3])
     elems = [z3.BitVec(f"in[{i}]", 32) for i in range(4)]
     init = [z3.BitVec(f"out[{i}]", 32) for i in range(4)]
-    ins = Info("in", 4, np.array([e.get_id() for e in elems]), np.full(3, 16, np.uint64))
-    out = Info("out", 4, np.array([e.get_id() for e in init]), np.array([4, 8, 12], np.uint64))
+    ins = Info("in", 4, np.array([e.get_id() for e in elems]), np.full(3, 16, np.uint64),
+               np.uint64(16))
+    lengths = np.array([4, 8, 12], np.uint64)      # (one scalar: its grid is its shapes)
+    out = Info("out", 4, np.array([e.get_id() for e in init]), lengths, lengths)
     buffers = {"in": ins, "out": out}
     # reference: out[0] = in[n - 1] via a Select; candidate: the same element by a concrete load
     # chosen per shape (If on n), which is the same input term at every shape
@@ -144,32 +139,32 @@ def test_a_select_reads_the_input_element_its_offset_names_at_each_shape():
                         "w", None)
     pick = z3.If(n == 1, elems[0], z3.If(n == 2, elems[1], elems[2]))
     cand = IndexedAccess("w", "out", 0, 4, 4, True, pick, 0, "w", None)
-    cells, differs = compare(at, 3, buffers, {"out": 32}, {"out": out.ids},
+    cells, differs = compare(at, buffers, {"out": 32}, {"out": out.ids},
                              {"reference": (ref,), "candidate": (cand,)})
     assert differs is None and cells == 1 + 2 + 3
     # a candidate that reads in[n] instead differs, at the first shape
     wrong = IndexedAccess("w", "out", 0, 4, 4, True, z3.Select(array("in", 4), n * 4), 0, "w",
                           None)
-    _, differs = compare(at, 3, buffers, {"out": 32}, {"out": out.ids},
+    _, differs = compare(at, buffers, {"out": 32}, {"out": out.ids},
                          {"reference": (ref,), "candidate": (wrong,)})
     assert differs is not None and differs.shape == 0
     # an element one kernel never writes keeps its initial term: it differs where it exists
-    _, differs = compare(at, 3, buffers, {"out": 32}, {"out": out.ids},
+    _, differs = compare(at, buffers, {"out": 32}, {"out": out.ids},
                          {"reference": (ref,), "candidate": ()})
     assert differs is not None
 
 
 def test_a_logged_access_past_its_buffer_at_some_shape_is_a_violation():
     n = z3.BitVec("n", 64)
-    points = {"n": np.array([1, 2, 3], dtype=np.uint64)}
-    at = _evaluator(points)
-    buf = Info("out", 4, np.arange(3), np.array([4, 8, 12], np.uint64))
+    at = _evaluator([1, 2, 3])
+    lengths = np.array([4, 8, 12], np.uint64)
+    buf = Info("out", 4, np.arange(3), lengths, lengths)
     ok = IndexedAccess("w", "out", (n - 1) * 4, 4, 4, True, 0, 0, "ok", None)
-    assert violation(at, 3, {"out": buf}, (ok,)) is None
+    assert violation(at, {"out": buf}, (ok,)) is None
     past = IndexedAccess("w", "out", n * 4, 4, 4, True, 0, 1, "past", None)
-    assert violation(at, 3, {"out": buf}, (past,))[0] == 0
+    assert violation(at, {"out": buf}, (past,))[0] == 0
     # only where its condition holds
     guarded = IndexedAccess("w", "out", n * 4, 4, 4, z3.BoolVal(False), 0, 1, "never", None)
-    assert violation(at, 3, {"out": buf}, (guarded,)) is None
+    assert violation(at, {"out": buf}, (guarded,)) is None
     misaligned = IndexedAccess("w", "out", (n - 1) * 4 + 2, 4, 4, True, 0, 1, "odd", None)
-    assert violation(at, 3, {"out": buf}, (misaligned,)) is not None
+    assert violation(at, {"out": buf}, (misaligned,)) is not None

@@ -11,15 +11,17 @@ import numpy as np
 import z3
 
 from replaying import assert_replays
+from semantics.domains.symbolic import SymbolicDomain
+from semantics.ops.common import canonicalize
 from semantics.machine.indexed_buffers import array
 from verifier.equiv import EQUIVALENT, NOT_EQUIVALENT, verify
 from verifier.indexed import IndexedBuffer, SameAt
 from verifier.spec import load_spec
-from verifier.term_eval import evaluate
+from verifier.shape_space import ShapeSpace, ShapeValues
 
 K = z3.BitVec("K", 64)
-SHAPES = {"K": np.array([1, 2, 3, 4], dtype=np.uint64)}
 ALL = np.ones(4, dtype=bool)
+K_VALUES = np.array([1, 2, 3, 4])
 RM = z3.RNE()
 F32 = z3.Float32()
 A_ELEMS = [z3.BitVec(f"A[{i}]", 32) for i in range(8)]
@@ -27,18 +29,11 @@ D = Path(__file__).resolve().parents[1] / "data" / "matmul_order"
 
 
 def _same(real: bool = False) -> SameAt:
-    memo: dict = {}
-    pinned: list = []
-
-    def at(t):
-        pinned.append(t)
-        try:
-            return evaluate(t, SHAPES, 4, memo)
-        except Exception:
-            return None
+    values = ShapeValues(ShapeSpace(["K"], [[1, 2, 3, 4]], [{"K": k} for k in (1, 2, 3, 4)]),
+                         {"K": 64})
     info = IndexedBuffer("A", 4, np.array([e.get_id() for e in A_ELEMS]),
-                         np.full(4, 32, np.uint64))
-    return SameAt(at, {"A": info}, real=real)
+                         np.full(4, 32, np.uint64), np.uint64(32))
+    return SameAt(values.grid_raw, values.space, {"A": info}, real=real)
 
 
 def _a(offset_elems) -> z3.BitVecRef:
@@ -103,6 +98,56 @@ def test_a_long_chain_is_walked_without_exhausting_the_stack():
         a, b = _f(_a(K + k % 4)), _f(_a(K + (k + 1) % 4))
         acc_w = z3.fpFMA(RM, b, a, acc_w)
     assert not same(_bits(acc_r), _bits(acc_w), ALL)
+
+
+def test_what_was_shown_at_some_shapes_is_not_taken_for_others():
+    # The walk keeps, per pair of subterms, the shapes it looked at and those it showed:
+    # K - 3 + 3 and 2 name the same element only at K = 2, so the pair shown there first
+    # must still fail at K = 1, and a later question about K = 2 alone needs no new walk.
+    same = _same()
+    x, y = _f(_a(K - 3 + 3)), _f(_a(z3.BitVecVal(2, 64)))
+    add_x, add_y = _bits(z3.fpAdd(RM, x, x)), _bits(z3.fpAdd(RM, y, y))
+    at2 = np.array([False, True, False, False])
+    assert same(add_x, add_y, at2)
+    assert not same(add_x, add_y, np.array([True, True, False, False]))
+    assert same(add_x, add_y, at2)
+    assert not same(add_x, add_y, ALL)
+
+
+def test_commuting_operands_may_meet_in_another_order_at_each_shape():
+    # at K <= 2 the operands meet as written, at K >= 3 swapped: IEEE add commutes, so the
+    # sums are equal at every shape though neither order shows it everywhere
+    same = _same()
+    low = z3.ULE(K, 2)
+    p, q = _f(_a(K)), _f(_a(5 - K))
+    r, t = _f(_a(z3.If(low, K, 5 - K))), _f(_a(z3.If(low, 5 - K, K)))
+    assert same(_bits(z3.fpAdd(RM, p, q)), _bits(z3.fpAdd(RM, r, t)), ALL)
+    # subtraction does not commute: only the shapes where they meet as written
+    assert same(_bits(z3.fpSub(RM, p, q)), _bits(z3.fpSub(RM, r, t)), ~(K_VALUES >= 3))
+    assert not same(_bits(z3.fpSub(RM, p, q)), _bits(z3.fpSub(RM, r, t)), ALL)
+
+
+def _semantics_canon(bits, mantissa: int = 0x007FFFFF) -> z3.BitVecRef:
+    """The canonical-NaN wrapper as the instruction semantics build it (`canonicalize` on the
+    symbolic domain), or with another mantissa mask (a near miss of the same shape)."""
+    d = SymbolicDomain(1)
+    if mantissa == 0x007FFFFF:
+        return canonicalize(d, "f32", [bits], 32)[0]
+    nan = d.pand(d.eq(d.band([bits], d.const(0x7F800000, 32), 32), d.const(0x7F800000, 32), 32),
+                 d.pnot(d.eq(d.band([bits], d.const(mantissa, 32), 32), d.const(0, 32), 32)))
+    return d.ite(nan, d.const(0x7FFFFFFF, 32), [bits], 32)[0]
+
+
+def test_canonical_nan_wrappers_are_equal_where_what_they_wrap_is():
+    same = _same()
+    a, b = _f(_a(K)), _f(_a(K + 1))
+    ab, ba = _bits(z3.fpMul(RM, a, b)), _bits(z3.fpMul(RM, b, a))
+    assert same(_semantics_canon(ab), _semantics_canon(ba), ALL)
+    assert not same(_semantics_canon(ab), _semantics_canon(_bits(z3.fpAdd(RM, a, b))), ALL)
+    # another test (a mantissa mask that misses a bit) is another function of the bits
+    assert not same(_semantics_canon(ab), _semantics_canon(ba, 0x003FFFFF), ALL)
+    # and a wrapper is no bare result
+    assert not same(_semantics_canon(ab), ba, ALL)
 
 
 # -- mode real: an fma with a zero multiplicand is its addend ------------------------------------

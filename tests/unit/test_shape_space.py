@@ -1,0 +1,130 @@
+"""`verifier.shape_space`: the allowed launch shapes as a grid, terms of the shape evaluated
+over it without expanding axes they do not vary along, and every answer read at the allowed
+shapes alone (a point an `assume` excludes never decides anything)."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import numpy as np
+import z3
+from hypothesis import given, settings, strategies as st
+
+from verifier.equiv import EQUIVALENT, NOT_EQUIVALENT, verify
+from verifier.shape_space import ShapeSpace, ShapeValues, mask_of
+from verifier.shapes import plan
+from verifier.spec import load_spec
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+KERNELS = Path(__file__).resolve().parents[2] / "kernels"
+M, K = z3.BitVec("M", 64), z3.BitVec("K", 64)
+
+
+def _space(allowed=lambda m, k: True) -> ShapeSpace:
+    axes = [[1, 2, 3], [4, 5, 6, 7]]
+    shapes = [{"M": m, "K": k} for m, k in itertools.product(*axes) if allowed(m, k)]
+    return ShapeSpace(["M", "K"], axes, shapes)
+
+
+def test_values_keep_only_the_axes_they_vary_along():
+    values = ShapeValues(_space(), {"M": 64, "K": 64})
+    assert np.shape(values.grid(M + 1)) == (3, 1)
+    assert np.shape(values.grid(K * 2)) == (1, 4)
+    assert np.shape(values.grid(M * K)) == (3, 4)
+    assert np.ndim(values.grid(z3.BitVecVal(7, 64) + 1)) == 0
+    # at every shape in the plan's order: M slowest
+    assert values.full(M * 10 + K).tolist() == [14, 15, 16, 17, 24, 25, 26, 27, 34, 35, 36, 37]
+    assert values.full(z3.BitVecVal(3, 64)).tolist() == [3] * 12
+
+
+def test_excluded_points_never_answer():
+    # M + K <= 7 allows (1,4) (1,5) (1,6) (2,4) (2,5) (3,4)
+    space = _space(lambda m, k: m + k <= 7)
+    values = ShapeValues(space, {"M": 64, "K": 64})
+    assert space.count == 6
+    assert values.full(M * 10 + K).tolist() == [14, 15, 16, 24, 25, 34]
+    big = values.grid(z3.UGT(M + K, 7))            # true only at excluded points
+    assert not space.any(big) and space.first(big) is None and space.bits(big) == 0
+    assert not space.any_of([values.grid(z3.UGE(M, 2)), values.grid(z3.UGE(K, 6))])
+    assert space.all(values.grid(z3.ULE(M + K, 7)))
+    some = values.grid(M == 2)
+    assert space.first(some) == 3
+    assert mask_of(space.bits(some), 6).tolist() == [False] * 3 + [True] * 2 + [False]
+
+
+def test_a_conjunction_over_disjoint_axes_holds_where_each_part_does():
+    space = _space()
+    values = ShapeValues(space, {"M": 64, "K": 64})
+    m1, k6 = values.grid(M == 1), values.grid(K == 6)
+    assert space.any_of([m1, k6])
+    # parts that share an axis are decided together: M == K - 3 and M == 1 and K == 6 fail
+    joint = values.grid(M == K - 3)
+    assert not space.any_of([joint, m1, k6])
+    assert space.any_of([joint, m1, values.grid(K == 4)])
+    assert space.first_of([joint, m1, values.grid(K == 4)]) == 0
+    # a constant false part
+    assert not space.any_of([m1, np.False_])
+
+
+def test_factors_flatten_conjunctions_and_negated_disjunctions():
+    space = _space()
+    big = ShapeValues(space, {"M": 64, "K": 64})
+    big.SMALL = 0                                  # keep conjuncts apart on this tiny grid
+    cond = z3.And(z3.Not(z3.Or(M == 2, K == 5)), z3.And(z3.UGT(K, 4), M != 3))
+    parts = big.factors(cond)
+    assert len(parts) == 4 and all(np.ndim(p) == 2 for p in parts)
+    assert {np.shape(p) for p in parts} == {(3, 1), (1, 4)}
+    whole = big.full(cond)
+    product = np.logical_and.reduce([space.full(p) for p in parts])
+    assert np.array_equal(whole, product)
+    # a conjunct over input data is not a factor of the shape
+    assert big.factors(z3.And(M == 1, K == z3.BitVec("d", 64))) is None
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["M", "K", "MK"]), st.integers(0, 11)),
+                min_size=1, max_size=5),
+       st.booleans())
+def test_any_of_agrees_with_the_whole_grid(parts, holes):
+    space = _space((lambda m, k: (m * k) % 5 != 0) if holes else (lambda m, k: True))
+    values = ShapeValues(space, {"M": 64, "K": 64})
+    terms = {"M": lambda c: z3.ULE(M, 1 + c % 3), "K": lambda c: z3.UGE(K, 4 + c % 4),
+             "MK": lambda c: z3.URem(M + K, 4) == c % 4}
+    factors = [values.grid(terms[kind](c)) for kind, c in parts]
+    brute = np.logical_and.reduce([space.full(f) for f in factors])
+    assert space.any_of(factors) == bool(brute.any())
+    first = space.first_of(factors)
+    assert first == (int(np.argmax(brute)) if brute.any() else None)
+
+
+def test_the_plan_narrows_an_axis_by_an_assume_about_it_alone():
+    sp = plan(load_spec(KERNELS / "matmul/tiled_bitexact_k16.toml"), {})
+    names = list(sp.names)
+    assert sp.axes[names.index("K")] == (16, 32)
+    assert len(sp.axes[names.index("M")]) == 32
+    assert sp.count == 32 * 32 * 2 == ShapeSpace(sp.names, sp.axes, sp.shapes).size
+
+
+def _copy2d(tmp_path: Path, bug: str, assume: str) -> Path:
+    text = (DATA / "copy2d" / f"{bug}.toml").read_text()
+    text = text.replace('ptx = "', f'ptx = "{DATA / "copy2d"}/')
+    text = text.replace('mode = "bitexact"', f'mode = "bitexact"\nassume = ["{assume}"]')
+    path = tmp_path / f"{bug}.toml"
+    path.write_text(text)
+    return path
+
+
+def test_an_assume_over_two_scalars_excludes_grid_points_exactly(tmp_path):
+    # Both candidates are wrong exactly where cols > 1. `rows * cols <= rows` (cols == 1 for
+    # rows >= 1) is about two scalars: the grid keeps every point and the answers read only
+    # the allowed ones, where both are right; a claim that allows cols > 1 refutes them.
+    for bug in ("corner", "mirror"):
+        v = verify(load_spec(_copy2d(tmp_path, bug, "rows * cols <= rows")), timeout_s=30,
+                   trials=0)
+        assert v.kind == EQUIVALENT, (bug, v.reasons)
+        assert v.assignments == 24 and "one symbolic maximal launch" in v.coverage
+        v = verify(load_spec(_copy2d(tmp_path, bug, "rows * cols <= rows + 1")), timeout_s=30,
+                   trials=0)
+        assert v.kind == NOT_EQUIVALENT, (bug, v.reasons)
+        assert v.counterexample.scalars["cols"] == 2, v.counterexample.scalars

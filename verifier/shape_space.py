@@ -1,0 +1,361 @@
+"""The allowed launch shapes of a claim as a grid: values that vary along few axes stay small.
+
+A claim over `M, N, K` in `[1, 32]` has 32768 launch shapes, but almost every term the
+verifier evaluates at them mentions one or two of the scalars: a bounds check `row < M`, an
+offset `4 * (row * K + k)`, a tile test `k < K`. Evaluated over the list of shapes, each such
+term costs 32768 values; evaluated over the *grid* of the scalars' values, with numpy
+broadcasting, `row < M` is 32 values along the `M` axis and `4 * (row * K + k)` 32 along `K`.
+Combining them (`row < M and k < K`) broadcasts to the 32 x 32 they really vary over.
+
+`ShapeSpace` is that grid: one axis per symbolic scalar, in the plan's order (the first name
+varies slowest, as `itertools.product` lists them), each axis the scalar's allowed values
+after the `assume`s that mention it alone; and, when other `assume`s exclude points of the
+grid, which points are shapes. Values over the grid ("compact") broadcast to its dimensions;
+this module turns them into what the rest of the verifier reads: a value per allowed shape in
+the plan's order (`full`), whether a condition holds at some or every allowed shape (`any`,
+`all`), and the set of allowed shapes where it holds as a bit set (`bits`, bit i: shape i).
+
+Why it is exact: a compact value is the term evaluated at every grid point (broadcasting only
+repeats values along axes the term does not mention), and every answer here reads it at the
+allowed points alone; a point the `assume`s exclude never reaches a verdict.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+import z3
+
+from semantics.domains import z3raw
+from verifier.term_eval import NotEvaluable, evaluate_grid_raw
+
+_R = z3raw.read
+
+
+class ShapeSpace:
+    """Every allowed shape of a claim, as the points of a grid that are allowed."""
+
+    def __init__(self, names: Sequence[str], axes: Sequence[Sequence[int]],
+                 shapes: Sequence[Mapping[str, int]]) -> None:
+        """`axes[j]`: the distinct values of `names[j]` in the plan's order; `shapes`: the
+        allowed shapes in the plan's order (a subsequence of the grid in C order)."""
+        self.names = tuple(names)
+        self.dims = tuple(len(a) for a in axes)
+        self.size = int(np.prod(self.dims, dtype=np.int64))
+        self.count = len(shapes)
+        self._axes = [np.asarray(a, dtype=np.int64) for a in axes]
+        if self.count == self.size:
+            self.index = None                   # every grid point is a shape
+        else:
+            pos = np.zeros(self.count, dtype=np.int64)
+            for j, (n, axis) in enumerate(zip(self.names, axes)):
+                at = {v: i for i, v in enumerate(axis)}
+                pos = pos * self.dims[j] + np.array([at[s[n]] for s in shapes], dtype=np.int64)
+            self.index = pos
+        self.ones = (1 << self.count) - 1       # the bit set of every shape
+
+    def env(self, widths: Mapping[str, int]) -> dict[str, np.ndarray]:
+        """Each scalar's values along its own axis (broadcastable to the grid), as the
+        unsigned `widths[name]`-bit values a term over it reads."""
+        out = {}
+        for j, (n, axis) in enumerate(zip(self.names, self._axes)):
+            shape = [1] * len(self.dims)
+            shape[j] = self.dims[j]
+            out[n] = (axis.astype(np.uint64) & np.uint64((1 << widths[n]) - 1)
+                      if widths[n] < 64 else axis.astype(np.uint64)).reshape(shape)
+        return out
+
+    def points(self, widths: Mapping[str, int]) -> dict[str, np.ndarray]:
+        """Each scalar's value at every allowed shape (the plan's order)."""
+        return {n: self.full(v) for n, v in self.env(widths).items()}
+
+    # -- reading compact values at the allowed shapes ----------------------------------------
+
+    def full(self, v) -> np.ndarray:
+        """A compact value (a numpy scalar or an array broadcastable to the grid) at every
+        allowed shape, in the plan's order."""
+        v = np.asarray(v)
+        if v.ndim == 0:
+            return np.full(self.count, v[()])
+        grid = v if v.shape == self.dims else np.broadcast_to(v, self.dims)
+        flat = grid.reshape(-1)         # (a copy where `v` is broadcast)
+        return flat if self.index is None else flat[self.index]
+
+    def any(self, v) -> bool:
+        """Does a compact condition hold at some allowed shape?"""
+        if self.index is None:
+            return bool(np.any(v))         # broadcasting repeats values: same answer
+        if not np.any(v):
+            return False
+        return bool(self.full(v).any())
+
+    def all(self, v) -> bool:
+        """Does a compact condition hold at every allowed shape?"""
+        if np.all(v):
+            return True
+        return False if self.index is None else bool(self.full(v).all())
+
+    def first(self, v) -> int | None:
+        """The first allowed shape (an index into the plan) where a compact condition holds."""
+        if not self.any(v):
+            return None
+        return int(np.argmax(self.full(v)))
+
+    def any_of(self, factors: Sequence) -> bool:
+        """Does the conjunction of compact conditions hold at some allowed shape?
+
+        On a whole grid (every point a shape) the factors are grouped by the axes they vary
+        along, joined where they share one: groups over disjoint axes can be satisfied
+        independently, so the conjunction holds somewhere exactly when each group's does.
+        A thread's `exists and row < M and col < N and k < K` against an end `4 * M * K` costs
+        32 + 32 x 32 values instead of 32^3."""
+        if self.index is not None:
+            return self.any(functools.reduce(operator.and_, factors, np.True_))
+        if len(factors) == 1:
+            return bool(np.any(factors[0]))
+        groups: list[tuple[set[int], list]] = []
+        for f in factors:
+            axes = {j for j, d in enumerate(np.shape(f)) if d > 1}
+            if not axes:
+                if not bool(f):
+                    return False
+                continue
+            joined = [g for g in groups if g[0] & axes]
+            for g in joined:
+                groups.remove(g)
+                axes |= g[0]
+            groups.append((axes, [f] + [x for g in joined for x in g[1]]))
+        return all(np.any(functools.reduce(operator.and_, fs)) for _, fs in groups)
+
+    def first_of(self, factors: Sequence) -> int | None:
+        """The first allowed shape where the conjunction of compact conditions holds."""
+        if not self.any_of(factors):
+            return None
+        return self.first(functools.reduce(operator.and_, factors, np.True_))
+
+    def bits(self, v) -> int:
+        """The allowed shapes where a compact condition holds, as a bit set (bit i: shape i)."""
+        if np.ndim(v) == 0:
+            return self.ones if bool(v) else 0
+        if np.all(v):
+            return self.ones
+        if not np.any(v):
+            return 0
+        return bits_of(self.full(v))
+
+
+class ShapeValues:
+    """Terms of the shape scalars alone, evaluated over a `ShapeSpace`'s grid (compact) with
+    `verifier.term_eval`, memoized by term id. `admit(t)` (optional) is asked first: False
+    means "not a term of the shape alone" (its answer is None). The memos key by id and z3
+    reuses the id of a freed term, so every term given to `grid` or `factors` is kept alive
+    for as long as this object lives; raw ASTs (`grid_raw`) are the caller's to keep alive."""
+
+    MEMO_BYTES = 1 << 31     # compact values kept, up to about 2 GiB
+    MEMO_LOOK = 50_000       # terms evaluated between two looks at the memo's size
+
+    def __init__(self, space: ShapeSpace, widths: Mapping[str, int],
+                 admit: Callable[[Any], bool] | None = None) -> None:
+        self.space = space
+        self.env = space.env(widths)
+        self.admit = admit
+        self.memo: dict[int, Any] = {}
+        self._factors: dict[int, list | None] = {}
+        self._conj: dict[int, list] = {}
+        self._vars: dict[int, frozenset] = {}
+        self._seen = 0
+        self.pinned: list = []
+        self.ctx = z3.main_ctx().ref()
+
+    def grid(self, t):
+        """`t` over the grid (compact), or None when it is not a term of the shape alone."""
+        if self.admit is not None and not self.admit(t):
+            return None
+        self.pinned.append(t)
+        return self.grid_raw(t.as_ast())
+
+    def grid_raw(self, raw):
+        """`grid` of a raw AST, without `admit`."""
+        memo = self.memo
+        if len(memo) - self._seen > self.MEMO_LOOK:
+            if sum(np.asarray(v).nbytes for v in memo.values()) > self.MEMO_BYTES:
+                memo.clear()
+            self._seen = len(memo)
+        try:
+            return evaluate_grid_raw(raw, self.env, memo)
+        except NotEvaluable:
+            return None
+
+    def full(self, t) -> np.ndarray | None:
+        """`t` at every allowed shape (the plan's order), or None."""
+        v = self.grid(t)
+        return None if v is None else self.space.full(v)
+
+    # Below this many grid points one numpy call over the whole grid is cheaper than keeping
+    # conjuncts apart (`factors`).
+    SMALL = 8192
+
+    def factors(self, t) -> list | None:
+        """A condition as compact factors whose conjunction it is, for `ShapeSpace.any_of`:
+        on a large grid the values of its conjuncts (`And`s flattened, `Not(Or(..))` read as
+        the conjunction of the negations), on a small one its own value; None when it is not
+        a term of the shape alone."""
+        if isinstance(t, (bool, np.bool_)):
+            return [np.bool_(t)]
+        if self.admit is not None and not self.admit(t):
+            return None
+        self.pinned.append(t)
+        if self.space.size <= self.SMALL:
+            v = self.grid_raw(t.as_ast())
+            return None if v is None else [v]
+        return self._factors_of(t.as_ast())
+
+    def _factors_of(self, root) -> list | None:
+        # Each conjunct is evaluated where the ones before it hold: their literals are
+        # substituted into it (`_under`), which is exact because the conjunction is false
+        # wherever one of them is not. A lane's condition `exists and not (exists and K % 4
+        # == 0)` spans M, N and K as written, K alone after `exists := True`.
+        R, ctx, memo = _R, self.ctx, self._factors
+        key = R.ast_id(ctx, root)
+        if key in memo:
+            return memo[key]
+        out: list | None = []
+        fixed: list = []
+        for raw, negated in self._conjuncts(root):
+            v = self._under(raw, fixed)
+            if v is None:
+                out = None
+                break
+            out.append(~v if negated else v)
+            fixed.extend(self._literals(raw, negated))
+        memo[key] = out
+        return out
+
+    def under(self, t, cond):
+        """`t` over the grid where `cond` holds (elsewhere any value): `t` with the literals
+        of `cond`'s conjuncts substituted. None when either is not of the shape alone."""
+        if isinstance(t, (int, np.integer)):
+            return np.uint64(int(t) & 0xFFFF_FFFF_FFFF_FFFF)
+        if self.admit is not None and not self.admit(t):
+            return None
+        self.pinned.append(t)
+        if isinstance(cond, (bool, np.bool_)) or self.space.size <= self.SMALL:
+            return self.grid_raw(t.as_ast())
+        self.pinned.append(cond)
+        fixed = [lit for raw, negated in self._conjuncts(cond.as_ast())
+                 for lit in self._literals(raw, negated)]
+        return self._under(t.as_ast(), fixed)
+
+    def _under(self, raw, fixed: list):
+        """The value of `raw` where the literals `fixed` (pairs of raw term and truth value)
+        hold: substituted when `raw` mentions two shape scalars or more (others vary along
+        one axis at most, and substituting would only cost)."""
+        if fixed and len(self.variables(raw)) > 1:
+            sub = _substitute(raw, fixed)
+            if _R.ast_id(self.ctx, sub.as_ast()) != _R.ast_id(self.ctx, raw):
+                self.pinned.append(sub)
+                return self.grid_raw(sub.as_ast())
+        return self.grid_raw(raw)
+
+    def _conjuncts(self, root) -> list[tuple[Any, bool]]:
+        """(term, negated) for each conjunct of `root`: nested `And`s flattened, `Not(Or(..))`
+        as the negations of its disjuncts (memoized per node)."""
+        R, ctx, memo = _R, self.ctx, self._conj
+        key = R.ast_id(ctx, root)
+        hit = memo.get(key)
+        if hit is not None:
+            return hit
+        kind = R.decl_kind(ctx, R.app_decl(ctx, root)) \
+            if R.ast_kind(ctx, root) == z3.Z3_APP_AST else None
+        if kind == z3.Z3_OP_AND:
+            out = [c for j in range(R.num_args(ctx, root))
+                   for c in self._conjuncts(R.app_arg(ctx, root, j))]
+        elif kind == z3.Z3_OP_NOT and _is_or(ctx, R.app_arg(ctx, root, 0)):
+            inner = R.app_arg(ctx, root, 0)
+            out = [(R.app_arg(ctx, inner, j), True) for j in range(R.num_args(ctx, inner))]
+        else:
+            out = [(root, False)]
+        memo[key] = out
+        return out
+
+    def _literals(self, raw, negated: bool) -> list:
+        """What a conjunct makes known: the term's truth value, and for `Not(x)` also x's."""
+        if negated:
+            return [(raw, _FALSE)]
+        out = [(raw, _TRUE)]
+        R, ctx = _R, self.ctx
+        if R.ast_kind(ctx, raw) == z3.Z3_APP_AST and \
+                R.decl_kind(ctx, R.app_decl(ctx, raw)) == z3.Z3_OP_NOT:
+            out.append((R.app_arg(ctx, raw, 0), _FALSE))
+        return out
+
+    def variables(self, raw) -> frozenset:
+        """The shape scalars a raw term mentions (memoized per node)."""
+        R, ctx, memo = _R, self.ctx, self._vars
+        key = R.ast_id(ctx, raw)
+        hit = memo.get(key)
+        if hit is not None:
+            return hit
+        stack = [(raw, key, False)]
+        while stack:
+            x, xid, ready = stack.pop()
+            if xid in memo:
+                continue
+            if R.ast_kind(ctx, x) != z3.Z3_APP_AST:
+                memo[xid] = _NONE
+                continue
+            n = R.num_args(ctx, x)
+            if n == 0:
+                d = R.app_decl(ctx, x)
+                name = R.symbol(ctx, R.decl_name(ctx, d)).decode() \
+                    if R.decl_kind(ctx, d) == z3.Z3_OP_UNINTERPRETED else None
+                memo[xid] = frozenset((name,)) if name in self.env else _NONE
+                continue
+            args = [R.app_arg(ctx, x, j) for j in range(n)]
+            ids = [R.ast_id(ctx, a) for a in args]
+            if ready:
+                out = _NONE
+                for i in ids:
+                    out = out | memo[i] if memo[i] else out
+                memo[xid] = out
+                continue
+            stack.append((x, xid, True))
+            stack.extend((a, i, False) for a, i in zip(args, ids) if i not in memo)
+        return memo[key]
+
+
+_NONE: frozenset = frozenset()
+_TRUE = z3.BoolVal(True)
+_FALSE = z3.BoolVal(False)
+
+
+def _substitute(raw, pairs: list):
+    """`raw` with each (term, value) of `pairs` replaced (z3's own substitution, in C)."""
+    n = len(pairs)
+    src, dst = (z3.Ast * n)(), (z3.Ast * n)()
+    for j, (a, b) in enumerate(pairs):
+        src[j], dst[j] = a, b.as_ast()
+    ctx = z3.main_ctx()
+    return z3.z3._to_expr_ref(z3.z3core.Z3_substitute(ctx.ref(), raw, n, src, dst), ctx)
+
+
+def _is_or(ctx, raw) -> bool:
+    return _R.ast_kind(ctx, raw) == z3.Z3_APP_AST and \
+        _R.decl_kind(ctx, _R.app_decl(ctx, raw)) == z3.Z3_OP_OR
+
+
+def bits_of(mask: np.ndarray) -> int:
+    """A boolean array as a bit set (bit i: element i)."""
+    return int.from_bytes(np.packbits(mask, bitorder="little").tobytes(), "little")
+
+
+def mask_of(bits: int, count: int) -> np.ndarray:
+    """A bit set as a boolean array of `count` elements."""
+    raw = np.frombuffer(bits.to_bytes((count + 7) // 8, "little"), dtype=np.uint8)
+    return np.unpackbits(raw, count=count, bitorder="little").astype(bool)
+
+
+__all__ = ["ShapeSpace", "ShapeValues", "bits_of", "mask_of"]
