@@ -57,6 +57,11 @@ def BvAdd(a: z3.BitVecRef, b: z3.BitVecRef) -> z3.BitVecRef:
     return z3.BitVecRef(_C.Z3_mk_bvadd(_CTX.ref(), a.as_ast(), b.as_ast()), _CTX)
 
 
+def Select(a: z3.ArrayRef, i: z3.BitVecRef) -> z3.BitVecRef:
+    """An element of an array of bit-vectors."""
+    return z3.BitVecRef(_C.Z3_mk_select(_CTX.ref(), a.as_ast(), i.as_ast()), _CTX)
+
+
 _BVADD_DECLS: dict[int, object] = {}
 
 

@@ -91,47 +91,119 @@ def _constant_part(a, cond, split, assuming, memo: dict) -> tuple[int, Any]:
     address where the lane's condition holds; `rest` is an int when the address is.
     `memo` maps an addition's AST id to its (constant, rest or None): a pointer bumped in a
     loop is one more addition on the last one, so each load adds one step, not a walk."""
-    if z3.is_app_of(a, z3.Z3_OP_BADD):
-        const, rest = _additions(a, memo)
+    raw = a.as_ast()
+    kind = _kind(raw)
+    if kind == z3.Z3_OP_BADD:
+        const, rest = _additions(raw, memo)
         if const and rest is not None:
             return const, rest
-    if z3.is_bv_value(a):
+    elif kind is None and _R.ast_kind(_ctx(), raw) == z3.Z3_NUMERAL_AST:
         return a.as_long(), 0
     base, off = split(assuming(a, cond))
     return base, off.as_long() if z3.is_bv_value(off) else off
 
 
+def _ctx():
+    return z3.main_ctx().ref()
+
+
+def _kind(raw):
+    """The operation of a raw AST that is an application, else None (raw reads: these run
+    once per lane and access)."""
+    ctx = _ctx()
+    if _R.ast_kind(ctx, raw) != z3.Z3_APP_AST:
+        return None
+    return _R.decl_kind(ctx, _R.app_decl(ctx, raw))
+
+
 def _additions(a, memo: dict) -> tuple[int, Any]:
-    """(sum of the numerals, sum of the other addends or None) of the additions under `a`."""
+    """(sum of the numerals, sum of the other addends or None) of the additions under raw
+    AST `a` (a bit-vector)."""
+    ctx, z3ctx = _ctx(), z3.main_ctx()
     stack = [a]
     while stack:
         t = stack[-1]
-        if t.get_id() in memo:
+        tid = _R.ast_id(ctx, t)
+        if tid in memo:
             stack.pop()
             continue
-        kids = t.children()
-        pending = [k for k in kids if z3.is_app_of(k, z3.Z3_OP_BADD) and k.get_id() not in memo]
+        kids = [_R.app_arg(ctx, t, j) for j in range(_R.num_args(ctx, t))]
+        pending = [k for k in kids if _kind(k) == z3.Z3_OP_BADD and _R.ast_id(ctx, k) not in memo]
         if pending:
             stack.extend(pending)
             continue
         stack.pop()
         const, rest = 0, None
         for k in kids:
-            if z3.is_app_of(k, z3.Z3_OP_BADD):
-                kc, kr = memo[k.get_id()][1]
-            elif z3.is_bv_value(k):
-                kc, kr = k.as_long(), None
+            if _kind(k) == z3.Z3_OP_BADD:
+                kc, kr = memo[_R.ast_id(ctx, k)][1]
+            elif _R.ast_kind(ctx, k) == z3.Z3_NUMERAL_AST:
+                kc, kr = int(_R.numeral(ctx, k)), None
             else:
-                kc, kr = 0, k
+                kc, kr = 0, z3.BitVecRef(k, z3ctx)
             const += kc
             if kr is not None:
                 rest = kr if rest is None else z3raw.BvAdd(rest, kr)
         # the AST is kept so its id is not reused while the memo lives
-        memo[t.get_id()] = (t, (const & 0xFFFF_FFFF_FFFF_FFFF, rest))
-    return memo[a.get_id()][1]
+        memo[tid] = (z3.BitVecRef(t, z3ctx), (const & 0xFFFF_FFFF_FFFF_FFFF, rest))
+    return memo[_R.ast_id(ctx, a)][1]
 
 
 _CONCRETE = (int, bool, np.integer, np.bool_)
+_TRUE, _FALSE = z3.BoolVal(True), z3.BoolVal(False)
+_R = z3raw.read
+
+
+def _literals(cond, memo: dict) -> list:
+    """(raw literal, raw truth value) pairs that hold wherever `cond` holds: its conjuncts
+    (nested `And`s flattened) true, a negated conjunct's argument false, and the disjuncts of
+    a negated disjunction false. Memoized per node in `memo`, which the caller keeps only as
+    long as `cond` lives: a lane's condition is the last one's and one more conjunct."""
+    ctx = z3.main_ctx().ref()
+    t, f = _TRUE.as_ast(), _FALSE.as_ast()
+
+    def walk(c) -> list:
+        key = _R.ast_id(ctx, c)
+        hit = memo.get(key)
+        if hit is not None:
+            return hit
+        kind = _R.decl_kind(ctx, _R.app_decl(ctx, c)) \
+            if _R.ast_kind(ctx, c) == z3.Z3_APP_AST else None
+        if kind == z3.Z3_OP_AND:
+            out = [p for j in range(_R.num_args(ctx, c)) for p in walk(_R.app_arg(ctx, c, j))]
+        elif kind == z3.Z3_OP_NOT:
+            inner = _R.app_arg(ctx, c, 0)
+            out = [(c, t)]
+            if _R.ast_kind(ctx, inner) == z3.Z3_APP_AST and \
+                    _R.decl_kind(ctx, _R.app_decl(ctx, inner)) == z3.Z3_OP_OR:
+                out += [(_R.app_arg(ctx, inner, j), f) for j in range(_R.num_args(ctx, inner))]
+            else:
+                out.append((inner, f))
+        elif kind == z3.Z3_OP_TRUE:
+            out = []
+        else:
+            out = [(c, t)]
+        memo[key] = out
+        return out
+    return walk(cond.as_ast())
+
+
+def where_holds(t, cond, memo: dict):
+    """`t` where `cond` holds: each literal of `cond` (`_literals`) replaced by its truth
+    value, without simplifying. A loop counter merged on the lane's own condition,
+    `If(exists and k < K, k + 1, k)`, is then `If(True, ...)` in the address of an access
+    under that condition, which the verifier evaluates over the K axis alone instead of
+    every launch shape. Sound as `SymbolicPort._assuming` is: the access, and so its offset
+    and the value it loads, matter only where `cond` holds."""
+    pairs = _literals(cond, memo)
+    if not pairs:
+        return t
+    n = len(pairs)
+    src, dst = (z3.Ast * n)(), (z3.Ast * n)()
+    for j, (a, v) in enumerate(pairs):
+        src[j], dst[j] = a, v
+    ctx = z3.main_ctx()
+    return z3.BitVecRef(z3.z3core.Z3_substitute(ctx.ref(), t.as_ast(), n, src, dst), ctx)
 
 
 def _bool(c):
@@ -139,7 +211,21 @@ def _bool(c):
 
 
 def _bv64(offset):
-    return z3.BitVecVal(offset, 64) if isinstance(offset, int) else offset
+    return _u64(offset) if isinstance(offset, int) else offset
+
+
+_NUMERALS: dict[int, Any] = {}
+
+
+def _u64(v: int):
+    """A 64-bit numeral (interned: a buffer's offsets recur lane after lane)."""
+    v &= 0xFFFF_FFFF_FFFF_FFFF
+    t = _NUMERALS.get(v)
+    if t is None:
+        t = z3.BitVecVal(v, 64)
+        if len(_NUMERALS) < 65536:
+            _NUMERALS[v] = t
+    return t
 
 
 class IndexedBuffers:
@@ -153,6 +239,7 @@ class IndexedBuffers:
         self.buffers = sorted(buffers, key=lambda b: b.base)
         self.accesses: list[IndexedAccess] = []
         self._additions: dict[int, tuple] = {}     # see `_constant_part`
+        self._literals: dict[int, list] = {}       # see `where_holds` (logged conditions)
         self._possible = lambda cond: True           # see `divert`
 
     def _inside(self, address: int) -> IndexedBuffer | None:
@@ -169,7 +256,7 @@ class IndexedBuffers:
         if isinstance(a, _CONCRETE):
             b = self._inside(int(a))
             return None if b is None else (b, int(a) - b.base)
-        if z3.is_app_of(a, z3.Z3_OP_ITE):
+        if _kind(a.as_ast()) == z3.Z3_OP_ITE:
             sel = a.arg(0)
             then = self._locate(x, lane, a.arg(1), c, split, assuming)
             other = self._locate(x, lane, a.arg(2), c, split, assuming)
@@ -189,10 +276,11 @@ class IndexedBuffers:
         b = self._owner(base)
         if b is None:
             return None
-        if off.size() != 64:
+        size = _R.bv_size(_ctx(), _R.sort(_ctx(), off.as_ast()))
+        if size != 64:
             raise UnsupportedError(f"'{x.form.name}' by {x.thread_name(lane)}: a "
-                                   f"{off.size()}-bit global address", x.ins.loc)
-        return b, (off if base == b.base else z3raw.BvAdd(off, z3.BitVecVal(base - b.base, 64)))
+                                   f"{size}-bit global address", x.ins.loc)
+        return b, (off if base == b.base else z3raw.BvAdd(off, _u64(base - b.base)))
 
     def divert(self, x, kind: str, addr: list, cond: list, value, nbytes: int, align,
                split, assuming, possible=None) -> dict[int, Any]:
@@ -212,6 +300,8 @@ class IndexedBuffers:
             b, offset = found
             if isinstance(offset, int) and b.access == "in" and kind == "r":
                 continue              # the ordinary path: a term per input element
+            if not isinstance(offset, int) and not isinstance(c, _CONCRETE):
+                offset = where_holds(offset, c, self._literals)
             what = f"'{x.form.name}' by {x.thread_name(lane)}"
             if (b.access, kind) not in (("in", "r"), ("out", "w")):
                 verb = {"r": "reads", "w": "writes", "a": "updates (atomically)"}[kind]
@@ -220,7 +310,7 @@ class IndexedBuffers:
                                        f"{'loads from' if b.access == 'in' else 'stores to'} "
                                        f"it", x.ins.loc)
             if kind == "r":
-                v = z3.Select(array(b.label, nbytes), _bv64(offset))
+                v = z3raw.Select(array(b.label, nbytes), _bv64(offset))
                 loaded[lane] = v
             else:
                 v = assuming(value[lane], c)
