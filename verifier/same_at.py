@@ -249,36 +249,36 @@ class SameAt:
 
     def _nan_test(self, c, b) -> tuple | None:
         """The ids of the constants of `c` when it is the NaN test the semantics build around
-        `b` (`semantics.ops.common.is_nan`: `(b & E) == E and not (b & M) == 0`), else None."""
-        ref = self.ref
-        bid = _R.ast_id(ref, b)
-
-        def app(t, kind, n):
-            if _R.ast_kind(ref, t) != z3.Z3_APP_AST or _R.num_args(ref, t) != n or \
-                    _R.decl_kind(ref, _R.app_decl(ref, t)) != kind:
-                return None
-            return [_R.app_arg(ref, t, i) for i in range(n)]
-
-        def masked_eq(t):          # (b & mask) == value -> (mask id, value id)
-            eq = app(t, z3.Z3_OP_EQ, 2)
-            if eq is None:
-                return None
-            band = app(eq[0], z3.Z3_OP_BAND, 2)
-            if band is None or _R.ast_id(ref, band[0]) != bid or \
-                    _R.ast_kind(ref, band[1]) != z3.Z3_NUMERAL_AST or \
-                    _R.ast_kind(ref, eq[1]) != z3.Z3_NUMERAL_AST:
-                return None
-            return _R.ast_id(ref, band[1]), _R.ast_id(ref, eq[1])
-
-        both = app(c, z3.Z3_OP_AND, 2)
-        if both is None:
+        `b` (`semantics.ops.common.is_nan`: `(b & E) == E and not (b & M) == 0`), else None.
+        (Raw reads inline: this runs once per float result.)"""
+        R, ref = _R, self.ref
+        app, num = z3.Z3_APP_AST, z3.Z3_NUMERAL_AST
+        bid = R.ast_id(ref, b)
+        if R.ast_kind(ref, c) != app or R.num_args(ref, c) != 2 or \
+                R.decl_kind(ref, R.app_decl(ref, c)) != z3.Z3_OP_AND:
             return None
-        exp = masked_eq(both[0])
-        neg = app(both[1], z3.Z3_OP_NOT, 1)
-        mant = None if neg is None else masked_eq(neg[0])
-        if exp is None or mant is None:
-            return None
-        return exp + mant
+        out = []
+        for j in (0, 1):
+            t = R.app_arg(ref, c, j)
+            if j == 1:              # `not ((b & M) == 0)`
+                if R.ast_kind(ref, t) != app or R.num_args(ref, t) != 1 or \
+                        R.decl_kind(ref, R.app_decl(ref, t)) != z3.Z3_OP_NOT:
+                    return None
+                t = R.app_arg(ref, t, 0)
+            # `(b & mask) == value`
+            if R.ast_kind(ref, t) != app or R.num_args(ref, t) != 2 or \
+                    R.decl_kind(ref, R.app_decl(ref, t)) != z3.Z3_OP_EQ:
+                return None
+            band, value = R.app_arg(ref, t, 0), R.app_arg(ref, t, 1)
+            if R.ast_kind(ref, band) != app or R.num_args(ref, band) != 2 or \
+                    R.decl_kind(ref, R.app_decl(ref, band)) != z3.Z3_OP_BAND or \
+                    R.ast_kind(ref, value) != num:
+                return None
+            arg, mask = R.app_arg(ref, band, 0), R.app_arg(ref, band, 1)
+            if R.ast_id(ref, arg) != bid or R.ast_kind(ref, mask) != num:
+                return None
+            out += (R.ast_id(ref, mask), R.ast_id(ref, value))
+        return tuple(out)
 
     # -- mode real: an fma whose multiplicand is zero is its addend ---------------------------
 

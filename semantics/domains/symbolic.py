@@ -30,6 +30,23 @@ def _is_concrete(x) -> bool:
     return isinstance(x, (int, bool, np.integer, np.bool_))
 
 
+# The exact types of concrete lane values the domain meets most (a set lookup by type beats
+# an isinstance call per lane; anything else is asked `_is_concrete`).
+_CONCRETE = frozenset({int, bool, np.uint64, np.int64, np.bool_, np.uint32, np.int32})
+
+
+def _symbolic_lanes(vecs) -> list[int]:
+    """The lanes where some operand is a term."""
+    if len(vecs) == 1:
+        return [i for i, x in enumerate(vecs[0])
+                if type(x) not in _CONCRETE and not _is_concrete(x)]
+    if len(vecs) == 2:
+        return [i for i, (x, y) in enumerate(zip(*vecs))
+                if (type(x) not in _CONCRETE and not _is_concrete(x)) or
+                (type(y) not in _CONCRETE and not _is_concrete(y))]
+    return [i for i, xs in enumerate(zip(*vecs)) if not all(map(_is_concrete, xs))]
+
+
 def _commuted(x, y) -> tuple:
     """The operands of a commutative IEEE operation (add, mul, fma's product) in a canonical
     order, so that `a*b` and `b*a` build one term: ptxas and nvcc swap them freely, and the
@@ -37,7 +54,8 @@ def _commuted(x, y) -> tuple:
     no payloads) these operations commute exactly, and keq canonicalizes NaN results anyway.
     The order is by z3's structural hash (stable across processes, so obligation texts and
     certificate hashes are reproducible), then by the printed term."""
-    kx, ky = x.hash(), y.hash()
+    ctx = x.ctx.ctx
+    kx, ky = z3raw.read.ast_hash(ctx, x.ast), z3raw.read.ast_hash(ctx, y.ast)
     if kx > ky or (kx == ky and x.sexpr() > y.sexpr()):
         return y, x
     return x, y
@@ -59,8 +77,18 @@ class SymbolicDomain:
         """Apply `cfn` to concrete lanes (as numpy arrays) and `zfn` lane by lane to the rest.
         `widths[i]` is the bit width of argument i, or None for a predicate."""
         n = self.lanes
-        sym = [i for i in range(n) if not all(_is_concrete(v[i]) for v in vecs)]
+        sym = _symbolic_lanes(vecs)
         if len(sym) == n:         # no concrete lane: nothing for numpy to do
+            # (`self._term(x, w)` per operand, its common case, a term, inlined)
+            term, expr = self._term, z3.ExprRef
+            if len(vecs) == 1:
+                (a,), (wa,) = vecs, widths
+                return [zfn(x if isinstance(x, expr) else term(x, wa)) for x in a]
+            if len(vecs) == 2:
+                (a, b), (wa, wb) = vecs, widths
+                return [zfn(x if isinstance(x, expr) else term(x, wa),
+                            y if isinstance(y, expr) else term(y, wb))
+                        for x, y in zip(a, b)]
             return [zfn(*[self._term(v[i], w) for v, w in zip(vecs, widths)]) for i in sym]
         arrays = []
         for v, w in zip(vecs, widths):

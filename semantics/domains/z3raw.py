@@ -14,11 +14,52 @@ from z3 import z3core as _C
 _CTX = z3.main_ctx()
 
 
+def _unchecked(wrapper):
+    """libz3's function behind a z3core wrapper, without the wrapper's error check (the
+    wrapper itself if z3core is laid out differently: slower, same answers)."""
+    elems = (wrapper.__defaults__ or (None,))[-1]
+    return getattr(elems, "f", wrapper)
+
+
+_INC_REF = _unchecked(_C.Z3_inc_ref)
+_DEC_REF = _unchecked(_C.Z3_dec_ref)
+
+
+class _Counted:
+    """The Python side of a term built here: z3's own wrapper classes, with their reference
+    counting through libz3's unchecked calls (a term exists, so counting cannot fail). z3's
+    `AstRef.__init__` and `__del__` check the error state after each, two more foreign
+    calls per term; the symbolic domain builds about a million terms for a matmul."""
+
+    def __init__(self, ast, ctx=_CTX):
+        self.ast = ast
+        self.ctx = ctx
+        _INC_REF(ctx.ctx, ast)
+
+    def __del__(self):
+        # (at interpreter exit the context or this module may already be gone)
+        if self.ast is not None and self.ctx.ctx is not None and _DEC_REF is not None:
+            _DEC_REF(self.ctx.ctx, self.ast)
+            self.ast = None
+
+
+class _BitVec(_Counted, z3.BitVecRef):
+    pass
+
+
+class _Bool(_Counted, z3.BoolRef):
+    pass
+
+
+class _Float(_Counted, z3.FPRef):
+    pass
+
+
 def _wrap(ast, like):
     if isinstance(like, z3.BitVecRef):
-        return z3.BitVecRef(ast, _CTX)
+        return _BitVec(ast)
     if isinstance(like, z3.BoolRef):
-        return z3.BoolRef(ast, _CTX)
+        return _Bool(ast)
     return z3._to_expr_ref(ast, _CTX)
 
 
@@ -33,33 +74,33 @@ _PAIR = (z3.Ast * 2)()
 
 def And(a: z3.BoolRef, b: z3.BoolRef) -> z3.BoolRef:
     _PAIR[0], _PAIR[1] = a.as_ast(), b.as_ast()
-    return z3.BoolRef(_C.Z3_mk_and(_CTX.ref(), 2, _PAIR), _CTX)
+    return _Bool(_C.Z3_mk_and(_CTX.ref(), 2, _PAIR), _CTX)
 
 
 def Or(a: z3.BoolRef, b: z3.BoolRef) -> z3.BoolRef:
     _PAIR[0], _PAIR[1] = a.as_ast(), b.as_ast()
-    return z3.BoolRef(_C.Z3_mk_or(_CTX.ref(), 2, _PAIR), _CTX)
+    return _Bool(_C.Z3_mk_or(_CTX.ref(), 2, _PAIR), _CTX)
 
 
 def Not(a: z3.BoolRef) -> z3.BoolRef:
-    return z3.BoolRef(_C.Z3_mk_not(_CTX.ref(), a.as_ast()), _CTX)
+    return _Bool(_C.Z3_mk_not(_CTX.ref(), a.as_ast()), _CTX)
 
 
 def Eq(a: z3.ExprRef, b: z3.ExprRef) -> z3.BoolRef:
-    return z3.BoolRef(_C.Z3_mk_eq(_CTX.ref(), a.as_ast(), b.as_ast()), _CTX)
+    return _Bool(_C.Z3_mk_eq(_CTX.ref(), a.as_ast(), b.as_ast()), _CTX)
 
 
 def BvAnd(a: z3.BitVecRef, b: z3.BitVecRef) -> z3.BitVecRef:
-    return z3.BitVecRef(_C.Z3_mk_bvand(_CTX.ref(), a.as_ast(), b.as_ast()), _CTX)
+    return _BitVec(_C.Z3_mk_bvand(_CTX.ref(), a.as_ast(), b.as_ast()), _CTX)
 
 
 def BvAdd(a: z3.BitVecRef, b: z3.BitVecRef) -> z3.BitVecRef:
-    return z3.BitVecRef(_C.Z3_mk_bvadd(_CTX.ref(), a.as_ast(), b.as_ast()), _CTX)
+    return _BitVec(_C.Z3_mk_bvadd(_CTX.ref(), a.as_ast(), b.as_ast()), _CTX)
 
 
 def Select(a: z3.ArrayRef, i: z3.BitVecRef) -> z3.BitVecRef:
     """An element of an array of bit-vectors."""
-    return z3.BitVecRef(_C.Z3_mk_select(_CTX.ref(), a.as_ast(), i.as_ast()), _CTX)
+    return _BitVec(_C.Z3_mk_select(_CTX.ref(), a.as_ast(), i.as_ast()), _CTX)
 
 
 _BVADD_DECLS: dict[int, object] = {}
@@ -76,7 +117,7 @@ def BvSum(terms: list) -> z3.BitVecRef:
         decl = _BVADD_DECLS[w] = z3.FuncDeclRef(
             _C.Z3_get_app_decl(_CTX.ref(), (x + x).as_ast()), _CTX)     # (kept alive here)
     args = (z3.Ast * len(terms))(*[t.as_ast() for t in terms])
-    return z3.BitVecRef(_C.Z3_mk_app(_CTX.ref(), decl.ast, len(terms), args), _CTX)
+    return _BitVec(_C.Z3_mk_app(_CTX.ref(), decl.ast, len(terms), args), _CTX)
 
 
 # -- floating point ------------------------------------------------------------------------------
@@ -101,15 +142,15 @@ def fp_sort(ebits: int, sbits: int) -> z3.FPSortRef:
 
 
 def FromBits(bits: z3.BitVecRef, sort: z3.FPSortRef) -> z3.FPRef:
-    return z3.FPRef(_C.Z3_mk_fpa_to_fp_bv(_CTX.ref(), bits.as_ast(), sort.ast), _CTX)
+    return _Float(_C.Z3_mk_fpa_to_fp_bv(_CTX.ref(), bits.as_ast(), sort.ast), _CTX)
 
 
 def ToBits(x: z3.FPRef) -> z3.BitVecRef:
-    return z3.BitVecRef(_C.Z3_mk_fpa_to_ieee_bv(_CTX.ref(), x.as_ast()), _CTX)
+    return _BitVec(_C.Z3_mk_fpa_to_ieee_bv(_CTX.ref(), x.as_ast()), _CTX)
 
 
 def _fp(ast) -> z3.FPRef:
-    return z3.FPRef(ast, _CTX)
+    return _Float(ast)
 
 
 def FpAdd(rm, a, b) -> z3.FPRef:
@@ -138,19 +179,13 @@ def FpSqrt(rm, a) -> z3.FPRef:
 
 # -- reading terms --------------------------------------------------------------------------------
 
-def _unchecked(wrapper):
-    """libz3's function behind a z3core wrapper, without the wrapper's error check (the
-    wrapper itself if z3core is laid out differently: slower, same answers)."""
-    elems = (wrapper.__defaults__ or (None,))[-1]
-    return getattr(elems, "f", wrapper)
-
-
 class read:
     """Getters on raw ASTs for walks over large terms (each z3core call also checks the error
     state, about half its cost). Only for terms that exist, which these getters cannot fail
     on; constructors keep z3core's checks (a sort mismatch must raise)."""
 
     ast_id = staticmethod(_unchecked(_C.Z3_get_ast_id))
+    ast_hash = staticmethod(_unchecked(_C.Z3_get_ast_hash))
     ast_kind = staticmethod(_unchecked(_C.Z3_get_ast_kind))
     decl_kind = staticmethod(_unchecked(_C.Z3_get_decl_kind))
     app_decl = staticmethod(_unchecked(_C.Z3_get_app_decl))

@@ -23,8 +23,22 @@ def test_each_constructor_builds_the_term_z3_builds():
         (z3raw.BvAdd(a, b), a + b),
     ]
     for got, want in pairs:
-        assert got.eq(want) and type(got) is type(want), (got, want)
+        # (the same wrapper class, or z3raw's subclass of it that counts references unchecked)
+        assert got.eq(want) and isinstance(got, type(want)), (got, want)
     assert isinstance(z3raw.If(p, a, b), z3.BitVecRef) and z3raw.If(p, a, b).size() == 32
+
+
+def test_terms_built_here_outlive_their_arguments():
+    import gc
+    made = []
+    for i in range(2000):
+        x = z3.BitVec(f"x{i}", 32)
+        made.append(z3raw.BvAdd(z3raw.BvAnd(x, x), x))
+        del x
+    gc.collect()
+    # each still names its own argument (a freed AST would show another term or crash)
+    assert [str(t) for t in made[:3]] == [f"(x{i} & x{i}) + x{i}" for i in range(3)]
+    assert len({t.get_id() for t in made}) == 2000
 
 
 def test_a_sort_mismatch_still_raises():
@@ -55,7 +69,7 @@ def test_floating_point_constructors_build_the_terms_z3_builds():
         (z3raw.ToBits(x), z3.fpToIEEEBV(x)),
     ]
     for got, want in pairs:
-        assert got.eq(want) and type(got) is type(want), (got, want)
+        assert got.eq(want) and isinstance(got, type(want)), (got, want)
 
 
 def test_unchecked_getters_read_what_z3py_reads():
