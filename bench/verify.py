@@ -11,6 +11,7 @@ bound of an elementwise kernel and of the int32 reduction.
     python bench/verify.py --quick    # fewer pairs and sizes
 
 Baselines named in the same run: enumeration (`shapes="enumerate"`) vs one symbolic launch;
+one process vs two (`--jobs 2`) for the term-by-term comparison of indexed outputs;
 z3 alone (`--solver z3`) vs the portfolio (z3, bitwuzla, cvc5 raced), end to end, in solver
 time, and in solver time on the obligations that contain floating-point terms ("FP s", read
 from the `--dump-smt` files); and, for scaling, the
@@ -119,6 +120,34 @@ def pairs_table(pairs) -> None:
             print(f"       {name:<20} {status:<10} {seconds:7.3f} s  {detail[:90]}")
 
 
+JOBS_PAIRS = [("transpose/tiled.toml", WHOLE), ("matmul/tiled_bitexact_k16.toml", WHOLE),
+              ("matmul/tiled_real.toml", WHOLE)]
+
+
+def _jobs_summary(path, shape, jobs) -> tuple:
+    spec, v, secs = _run(path, shape, timeout_s=60, jobs=jobs)
+    walk = next((s.seconds for s in v.stages if s.name == "indexed outputs"), 0.0)
+    return v.kind, secs, walk
+
+
+def jobs_table() -> None:
+    """The pairs whose outputs are compared term by term (indexed buffers), in one process
+    and with the pairs of writes shared by two (`--jobs 2`), each in a fresh process."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    print("\n== term walk shared among processes: --jobs 1 vs --jobs 2 (whole claims)")
+    print(f"   {'pair':<40} {'verdict':<12} {'j1 total':>9} {'j1 walk':>8} {'j2 total':>9} "
+          f"{'j2 walk':>8} {'walk ratio':>10}")
+    for path, shape in JOBS_PAIRS:
+        got = {}
+        for jobs in (1, 2):
+            with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+                got[jobs] = pool.submit(_jobs_summary, path, shape, jobs).result()
+        (k1, t1, w1), (k2, t2, w2) = got[1], got[2]
+        print(f"   {path:<40} {k1 if k1 == k2 else k1 + '/' + k2:<12} {t1:9.2f} {w1:8.2f} "
+              f"{t2:9.2f} {w2:8.2f} {w1 / max(w2, 1e-9):9.2f}x", flush=True)
+
+
 def shapes_table() -> None:
     print("\n== one symbolic maximal launch vs enumerating the same shapes (n <= 64)")
     for path in ("vector_add/vec4.toml", "reduce/i32_warp_shfl.toml", "stencil/shared.toml"):
@@ -195,14 +224,16 @@ def _bounded(spec, n):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer pairs and sizes")
-    ap.add_argument("--only", choices=("pairs", "shapes", "portfolio", "scaling"),
+    ap.add_argument("--only", choices=("pairs", "jobs", "shapes", "portfolio", "scaling"),
                     action="append", help="run only these parts (repeatable)")
     args = ap.parse_args()
-    parts = set(args.only or ("pairs", "shapes", "portfolio", "scaling"))
+    parts = set(args.only or ("pairs", "jobs", "shapes", "portfolio", "scaling"))
     print(f"keq verify benchmark — {platform.processor() or platform.machine()}, "
           f"Python {platform.python_version()}")
     if "pairs" in parts:
         pairs_table(PAIRS[:6] if args.quick else PAIRS)
+    if "jobs" in parts:
+        jobs_table()
     if "shapes" in parts:
         shapes_table()
     if "portfolio" in parts:

@@ -84,10 +84,10 @@ def violation(values: ShapeValues, buffers: dict[str, IndexedBuffer],
     values they vary over, not one per shape."""
     space = values.space
     for a in accesses:
-        cond = values.factors(a.cond)
-        if cond is None:
+        grouped = values.grouped(a.cond)
+        if grouped is None:
             raise NotIndexable(f"the condition of {a.what} depends on input data")
-        if not space.any_of(cond):
+        if not grouped.possible:
             continue
         # (where the access happens: a loop counter merged on the lane's own condition
         # varies along fewer axes there)
@@ -95,10 +95,10 @@ def violation(values: ShapeValues, buffers: dict[str, IndexedBuffer],
         if off is None:
             raise NotIndexable(f"the offset of {a.what} depends on input data")
         length = buffers[a.buffer].length_grid
-        bad = cond + [(off >= np.uint64(1 << 62)) | (off + np.uint64(a.nbytes) > length)
-                      | (off % np.uint64(a.align) != 0)]
-        if space.any_of(bad):
-            return space.first(functools.reduce(operator.and_, bad)), a
+        bad = (off >= np.uint64(1 << 62)) | (off + np.uint64(a.nbytes) > length) \
+            | (off % np.uint64(a.align) != 0)
+        if space.any_with(grouped, bad):
+            return space.first(functools.reduce(operator.and_, values.factors(a.cond), bad)), a
     return None
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 import operator
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 import z3
@@ -108,27 +108,54 @@ class ShapeSpace:
         """Does the conjunction of compact conditions hold at some allowed shape?
 
         On a whole grid (every point a shape) the factors are grouped by the axes they vary
-        along, joined where they share one: groups over disjoint axes can be satisfied
-        independently, so the conjunction holds somewhere exactly when each group's does.
-        A thread's `exists and row < M and col < N and k < K` against an end `4 * M * K` costs
-        32 + 32 x 32 values instead of 32^3."""
+        along, joined where they share one (`group`): groups over disjoint axes can be
+        satisfied independently, so the conjunction holds somewhere exactly when each
+        group's does. A thread's `exists and row < M and col < N and k < K` against an end
+        `4 * M * K` costs 32 + 32 x 32 values instead of 32^3."""
         if self.index is not None:
             return self.any(functools.reduce(operator.and_, factors, np.True_))
         if len(factors) == 1:
             return bool(np.any(factors[0]))
-        groups: list[tuple[set[int], list]] = []
+        return self.group(factors).possible
+
+    def group(self, factors: Sequence) -> "Grouped":
+        """The factors of a conjunction ANDed per group of shared axes (see `any_of`)."""
+        if self.index is not None:
+            v = functools.reduce(operator.and_, factors, np.True_)
+            return Grouped(self.any(v), ((_ALL_AXES, v),))
+        groups: list[list] = []                  # [axes as a bit mask, value]
         for f in factors:
-            axes = {j for j, d in enumerate(np.shape(f)) if d > 1}
-            if not axes:
+            m = _axes(f)
+            if not m:
                 if not bool(f):
-                    return False
+                    return Grouped(False, ())
                 continue
-            joined = [g for g in groups if g[0] & axes]
+            joined = [g for g in groups if g[0] & m]
             for g in joined:
                 groups.remove(g)
-                axes |= g[0]
-            groups.append((axes, [f] + [x for g in joined for x in g[1]]))
-        return all(np.any(functools.reduce(operator.and_, fs)) for _, fs in groups)
+                m |= g[0]
+                f = f & g[1]
+            groups.append([m, f])
+        return Grouped(all(np.any(v) for _, v in groups), tuple((m, v) for m, v in groups))
+
+    def any_with(self, grouped: "Grouped", extra) -> bool:
+        """`any_of` of a grouped conjunction and one more compact condition."""
+        if not grouped.possible:
+            return False
+        if self.index is not None:
+            return self.any(grouped.parts[0][1] & extra if grouped.parts else extra)
+        m, acc = _axes(extra), extra
+        rest = list(grouped.parts)
+        changed = True
+        while changed:                 # (a merged group may now share an axis with another)
+            changed = False
+            for g in list(rest):
+                if g[0] & m:
+                    rest.remove(g)
+                    m |= g[0]
+                    acc = acc & g[1]
+                    changed = True
+        return bool(np.any(acc))
 
     def first_of(self, factors: Sequence) -> int | None:
         """The first allowed shape where the conjunction of compact conditions holds."""
@@ -145,6 +172,25 @@ class ShapeSpace:
         if not np.any(v):
             return 0
         return bits_of(self.full(v))
+
+
+class Grouped(NamedTuple):
+    """A conjunction of compact conditions, ANDed per group of shared axes: whether it holds
+    at some shape, and each group's (axes bit mask, value)."""
+    possible: bool
+    parts: tuple
+
+
+_ALL_AXES = -1
+
+
+def _axes(v) -> int:
+    """The axes a compact value varies along, as a bit mask."""
+    m = 0
+    for j, d in enumerate(np.shape(v)):
+        if d > 1:
+            m |= 1 << j
+    return m
 
 
 class ShapeValues:
@@ -165,6 +211,8 @@ class ShapeValues:
         self.memo: dict[int, Any] = {}
         self._factors: dict[int, list | None] = {}
         self._conj: dict[int, list] = {}
+        self._grouped: dict[int, Grouped | None] = {}
+        self._fixed: dict[int, list] = {}
         self._vars: dict[int, frozenset] = {}
         self._seen = 0
         self.pinned: list = []
@@ -234,6 +282,18 @@ class ShapeValues:
         memo[key] = out
         return out
 
+    def grouped(self, t) -> Grouped | None:
+        """`ShapeSpace.group` of `factors(t)` (memoized per term): decides "does `t` hold
+        somewhere, and with this other condition?" without regrouping its conjuncts."""
+        if isinstance(t, (bool, np.bool_)):
+            return self.space.group([np.bool_(t)])
+        key = t.get_id()
+        hit = self._grouped.get(key)
+        if hit is None:
+            factors = self.factors(t)
+            hit = self._grouped[key] = None if factors is None else self.space.group(factors)
+        return hit
+
     def under(self, t, cond):
         """`t` over the grid where `cond` holds (elsewhere any value): `t` with the literals
         of `cond`'s conjuncts substituted. None when either is not of the shape alone."""
@@ -245,8 +305,11 @@ class ShapeValues:
         if isinstance(cond, (bool, np.bool_)) or self.space.size <= self.SMALL:
             return self.grid_raw(t.as_ast())
         self.pinned.append(cond)
-        fixed = [lit for raw, negated in self._conjuncts(cond.as_ast())
-                 for lit in self._literals(raw, negated)]
+        key = cond.get_id()
+        fixed = self._fixed.get(key)
+        if fixed is None:
+            fixed = self._fixed[key] = [lit for raw, negated in self._conjuncts(cond.as_ast())
+                                        for lit in self._literals(raw, negated)]
         return self._under(t.as_ast(), fixed)
 
     def _under(self, raw, fixed: list):
@@ -358,4 +421,4 @@ def mask_of(bits: int, count: int) -> np.ndarray:
     return np.unpackbits(raw, count=count, bitorder="little").astype(bool)
 
 
-__all__ = ["ShapeSpace", "ShapeValues", "bits_of", "mask_of"]
+__all__ = ["Grouped", "ShapeSpace", "ShapeValues", "bits_of", "mask_of"]

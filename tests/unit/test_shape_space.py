@@ -94,6 +94,8 @@ def test_any_of_agrees_with_the_whole_grid(parts, holes):
     factors = [values.grid(terms[kind](c)) for kind, c in parts]
     brute = np.logical_and.reduce([space.full(f) for f in factors])
     assert space.any_of(factors) == bool(brute.any())
+    # the same question with the last factor added to the others, grouped first
+    assert space.any_with(space.group(factors[:-1]), factors[-1]) == bool(brute.any())
     first = space.first_of(factors)
     assert first == (int(np.argmax(brute)) if brute.any() else None)
 
