@@ -5,8 +5,8 @@ The 1-D pairs, the histograms (addresses over input data, split by value) and th
 (addresses over two symbolic dimensions: in/out buffers indexed, verifier/indexed.py) must
 reach their `expect` this way, and so must the bit-exact matmul with whole k tiles and the
 real-mode matmul (their fma chains compared term by term at every shape, verifier/same_at.py;
-the real one reads the padding `fma(0, 0, acc)` as `acc`: about 2 min 20 s and 8 GB, the
-slowest test). A claim past the indexed-buffer size limit (tests/data/matmul_big) is
+the real one reads the padding `fma(0, 0, acc)` as `acc`: about 40 s and 5 GB, the slowest
+test). A claim past the indexed-buffer size limit (tests/data/matmul_big) is
 Inconclusive with that reason named (never a pass); tests/golden/test_verify_probes.py
 refutes the buggy matmuls over their whole claims.
 """
