@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from verifier.equiv import verify  # noqa: E402
-from verifier.solvers import available_backends  # noqa: E402
+from verifier.solvers import DEFAULT_SOLVERS, available_backends  # noqa: E402
 from verifier.spec import load_spec  # noqa: E402
 
 K = ROOT / "kernels"
@@ -183,7 +183,7 @@ def portfolio_table() -> None:
           f"{'solver s':>8} {'FP s':>7}")
     for path, shape in FP_PAIRS:
         times = {}
-        for label, solvers in (("z3", ("z3",)), ("portfolio", ("z3", "bitwuzla", "cvc5"))):
+        for label, solvers in (("z3", ("z3",)), ("portfolio", DEFAULT_SOLVERS)):
             with tempfile.TemporaryDirectory() as d:
                 _, v, secs = _run(path, shape, trials=0, solvers=solvers, timeout_s=60,
                                   dump_smt=Path(d))

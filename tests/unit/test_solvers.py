@@ -370,7 +370,10 @@ def test_portfolio_fma_counterexample(mode):
     assert r.sha256 == hashlib.sha256(ob.text.encode()).hexdigest()
     if mode == "all":
         ran = {x.solver for x in r.results} | {s for s, _ in r.skipped}
-        assert ran == {"z3", "bitwuzla", "cvc5"}
+        assert ran == {"z3", "sparse", "bitwuzla", "cvc5"}
+        # (no input buffer here: the sparse search has nothing to fix)
+        assert ("sparse", "no input buffer has more than 3 elements in the obligation") in \
+            r.skipped or not _available("sparse")[0]
         assert all(x.answer == "sat" for x in r.results)
 
 
@@ -380,7 +383,7 @@ def test_portfolio_unsat_and_z3_only():
     r = solve(Obligation(z3.And(i > 3, i < 5, i != 4)), timeout_s=30, mode="all")
     assert r.answer == "unsat" and r.solver == "z3"
     assert [x.solver for x in r.results] == ["z3"]
-    assert {s for s, _ in r.skipped} == {"bitwuzla", "cvc5"}
+    assert {s for s, _ in r.skipped} == {"sparse", "bitwuzla", "cvc5"}
 
 
 def test_portfolio_timeout_is_not_unsat():
@@ -495,3 +498,63 @@ def test_jobs_limit_queues_the_next_solver(fakes):
     r = solve(Obligation(bv_add_commutes()), solvers=("stuck", "z3"), timeout_s=0.5, jobs=1)
     assert r.answer == "unsat" and r.solver == "z3"
     assert [x.answer for x in r.results] == ["timeout", "unsat"]
+
+
+# -- the search among sparse inputs -----------------------------------------------------------
+def _sums(n: int, order_b):
+    """`out != out'` for two f32 sums of `in[0..n)`, in order and in `order_b`'s order."""
+    xs = [fp("f32", bv(f"in[{i}]")) for i in range(n)]
+    a = xs[0]
+    for x in xs[1:]:
+        a = z3.fpAdd(z3.RNE(), a, x)
+    b = xs[order_b[0]]
+    for i in order_b[1:]:
+        b = z3.fpAdd(z3.RNE(), b, xs[i])
+    return ieee(a) != ieee(b)
+
+
+@needs("sparse")
+def test_the_sparse_search_finds_a_reordered_sum_with_few_nonzero_elements():
+    n = 16
+    ob = Obligation(_sums(n, list(range(n - 1, -1, -1))), "reversed sum")
+    backend = get_backend("sparse")
+    assert backend.supports(ob) == ""
+    assert [d.name for d in backend.fixed(ob)] == [f"in[{i}]" for i in range(3, n)]
+    r = backend.check(ob, 30)
+    assert r.answer == "sat" and r.solver == "sparse"
+    assert all(r.model[f"in[{i}]"] == 0 for i in range(3, n))
+    assert validate_model(ob, r.model) == "sat"
+    # through the portfolio: the model is validated like any other
+    r = solve(ob, solvers=("sparse",), timeout_s=30)
+    assert r.answer == "sat" and r.detail == "model validated by z3"
+
+
+@needs("sparse")
+def test_the_sparse_search_never_proves_anything():
+    # the same sum both ways: unsat, which a search in a corner of the inputs cannot show
+    n = 8
+    ob = Obligation(_sums(n, list(range(n))), "the same sum")
+    r = get_backend("sparse").check(ob, 30)
+    assert r.answer == "unknown" and "past the first 3" in r.detail
+    r = solve(ob, solvers=("sparse",), timeout_s=30)
+    assert r.answer == "unknown" and not r.definitive
+    # a difference that needs a nonzero element past the corner: not found there, found by
+    # the others
+    x = [fp("f32", bv(f"in[{i}]")) for i in range(6)]
+    total = x[0]
+    for y in x[1:5]:
+        total = z3.fpAdd(z3.RNE(), total, y)
+    one = z3.FPVal(1.0, z3.Float32())
+    far = Obligation(z3.And(z3.fpGT(x[5], one), z3.fpLT(total, one)), "in[5] > 1")
+    assert get_backend("sparse").check(far, 30).answer == "unknown"
+    assert solve(far, solvers=("sparse", "z3"), timeout_s=30).answer == "sat"
+
+
+def test_the_sparse_search_takes_only_floating_point_obligations_with_buffers():
+    backend = get_backend("sparse")
+    ints = Obligation(z3.Or([bv(f"in[{i}]") == 7 for i in range(8)]), "ints")
+    assert "no floating point" in backend.supports(ints)
+    assert "no input buffer has more than 3" in backend.supports(Obligation(fma_vs_mul_add("f32")))
+    # nothing takes it: undecided, never an error
+    r = solve(ints, solvers=("sparse",), timeout_s=5)
+    assert r.answer == "unknown" and "no solver takes this obligation" in r.detail

@@ -51,12 +51,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "enumerate (each on its own), auto (symbolic unless there are at most "
                         "4 shapes, enumeration as the fallback; default)")
     p.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
-                   help="check enumerated launch shapes in N processes (default 1; 0: one "
-                        "per core); the verdict is the same as with one")
+                   help="check enumerated launch shapes, and the term-by-term comparisons "
+                        "of indexed outputs, in N processes (default 1; 0: one per core); "
+                        "the verdict is the same as with one")
     p.add_argument("--solver", action="append", dest="solvers", metavar="NAME",
-                   choices=("z3", "bitwuzla", "cvc5"),
-                   help="use this solver (repeatable; default: race z3, bitwuzla and cvc5, "
-                        "whichever are installed)")
+                   choices=("z3", "bitwuzla", "cvc5", "sparse"),
+                   help="use this solver (repeatable; default: race z3, a search among "
+                        "sparse inputs (bitwuzla, floating point only: finds differences, "
+                        "never proves), bitwuzla and cvc5, whichever are installed)")
     p.add_argument("--dump-smt", metavar="DIR",
                    help="write every solver obligation as SMT-LIB2 (<sha256>.smt2) to DIR")
     p.add_argument("--trials", type=int, default=8, metavar="N",

@@ -32,7 +32,9 @@ import z3
 from verifier.solvers.backends import DEFINITIVE, Result, get_backend
 from verifier.solvers.smtlib import Obligation
 
-DEFAULT_SOLVERS = ("z3", "bitwuzla", "cvc5")
+# In this order: with two cores, z3 and the sparse search (a few seconds at most, and only
+# for floating-point obligations with many input elements) start first, then bitwuzla.
+DEFAULT_SOLVERS = ("z3", "sparse", "bitwuzla", "cvc5")
 KILL_GRACE_S = 2.0
 
 
@@ -266,7 +268,10 @@ def solve(obligation: Obligation | z3.BoolRef, solvers=DEFAULT_SOLVERS, timeout_
         else:
             run.append(s)
     if not run:
-        raise ValueError(f"no usable solver among {tuple(solvers)}: {skipped}")
+        # (e.g. `--solver cvc5` on a Float16 obligation, or the sparse search alone on one
+        # without floating point): undecided, never an error
+        return done("unknown", skipped=skipped, detail="no solver takes this obligation: " +
+                    "; ".join(f"{s}: {why}" for s, why in skipped))
 
     limit = timeout_s if budget is None else min(timeout_s, budget.remaining())
     if limit <= 0:
