@@ -210,7 +210,7 @@ class ShapeValues:
         self.admit = admit
         self.memo: dict[int, Any] = {}
         self._factors: dict[int, list | None] = {}
-        self._conj: dict[int, list] = {}
+        self._conj: dict[int, list] = {}       # `z3raw.conjuncts` of pinned terms
         self._grouped: dict[int, Grouped | None] = {}
         self._fixed: dict[int, list] = {}
         self._vars: dict[int, frozenset] = {}
@@ -272,13 +272,13 @@ class ShapeValues:
             return memo[key]
         out: list | None = []
         fixed: list = []
-        for raw, negated in self._conjuncts(root):
+        for raw, negated in z3raw.conjuncts(root, self._conj):
             v = self._under(raw, fixed)
             if v is None:
                 out = None
                 break
             out.append(~v if negated else v)
-            fixed.extend(self._literals(raw, negated))
+            fixed.extend([(raw, _FALSE.as_ast())] if negated else z3raw.literals(raw, self._conj))
         memo[key] = out
         return out
 
@@ -308,8 +308,7 @@ class ShapeValues:
         key = cond.get_id()
         fixed = self._fixed.get(key)
         if fixed is None:
-            fixed = self._fixed[key] = [lit for raw, negated in self._conjuncts(cond.as_ast())
-                                        for lit in self._literals(raw, negated)]
+            fixed = self._fixed[key] = z3raw.literals(cond.as_ast(), self._conj)
         return self._under(t.as_ast(), fixed)
 
     def _under(self, raw, fixed: list):
@@ -317,43 +316,11 @@ class ShapeValues:
         hold: substituted when `raw` mentions two shape scalars or more (others vary along
         one axis at most, and substituting would only cost)."""
         if fixed and len(self.variables(raw)) > 1:
-            sub = _substitute(raw, fixed)
+            sub = z3raw.substitute(raw, fixed)
             if _R.ast_id(self.ctx, sub.as_ast()) != _R.ast_id(self.ctx, raw):
                 self.pinned.append(sub)
                 return self.grid_raw(sub.as_ast())
         return self.grid_raw(raw)
-
-    def _conjuncts(self, root) -> list[tuple[Any, bool]]:
-        """(term, negated) for each conjunct of `root`: nested `And`s flattened, `Not(Or(..))`
-        as the negations of its disjuncts (memoized per node)."""
-        R, ctx, memo = _R, self.ctx, self._conj
-        key = R.ast_id(ctx, root)
-        hit = memo.get(key)
-        if hit is not None:
-            return hit
-        kind = R.decl_kind(ctx, R.app_decl(ctx, root)) \
-            if R.ast_kind(ctx, root) == z3.Z3_APP_AST else None
-        if kind == z3.Z3_OP_AND:
-            out = [c for j in range(R.num_args(ctx, root))
-                   for c in self._conjuncts(R.app_arg(ctx, root, j))]
-        elif kind == z3.Z3_OP_NOT and _is_or(ctx, R.app_arg(ctx, root, 0)):
-            inner = R.app_arg(ctx, root, 0)
-            out = [(R.app_arg(ctx, inner, j), True) for j in range(R.num_args(ctx, inner))]
-        else:
-            out = [(root, False)]
-        memo[key] = out
-        return out
-
-    def _literals(self, raw, negated: bool) -> list:
-        """What a conjunct makes known: the term's truth value, and for `Not(x)` also x's."""
-        if negated:
-            return [(raw, _FALSE)]
-        out = [(raw, _TRUE)]
-        R, ctx = _R, self.ctx
-        if R.ast_kind(ctx, raw) == z3.Z3_APP_AST and \
-                R.decl_kind(ctx, R.app_decl(ctx, raw)) == z3.Z3_OP_NOT:
-            out.append((R.app_arg(ctx, raw, 0), _FALSE))
-        return out
 
     def variables(self, raw) -> frozenset:
         """The shape scalars a raw term mentions (memoized per node)."""
@@ -391,23 +358,7 @@ class ShapeValues:
 
 
 _NONE: frozenset = frozenset()
-_TRUE = z3.BoolVal(True)
 _FALSE = z3.BoolVal(False)
-
-
-def _substitute(raw, pairs: list):
-    """`raw` with each (term, value) of `pairs` replaced (z3's own substitution, in C)."""
-    n = len(pairs)
-    src, dst = (z3.Ast * n)(), (z3.Ast * n)()
-    for j, (a, b) in enumerate(pairs):
-        src[j], dst[j] = a, b.as_ast()
-    ctx = z3.main_ctx()
-    return z3.z3._to_expr_ref(z3.z3core.Z3_substitute(ctx.ref(), raw, n, src, dst), ctx)
-
-
-def _is_or(ctx, raw) -> bool:
-    return _R.ast_kind(ctx, raw) == z3.Z3_APP_AST and \
-        _R.decl_kind(ctx, _R.app_decl(ctx, raw)) == z3.Z3_OP_OR
 
 
 def bits_of(mask: np.ndarray) -> int:

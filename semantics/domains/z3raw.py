@@ -60,7 +60,7 @@ def _wrap(ast, like):
         return _BitVec(ast)
     if isinstance(like, z3.BoolRef):
         return _Bool(ast)
-    return z3._to_expr_ref(ast, _CTX)
+    return z3.z3._to_expr_ref(ast, _CTX)
 
 
 def If(c: z3.BoolRef, a: z3.ExprRef, b: z3.ExprRef) -> z3.ExprRef:
@@ -198,3 +198,67 @@ class read:
     decl_name = staticmethod(_unchecked(_C.Z3_get_decl_name))
     symbol = staticmethod(_unchecked(_C.Z3_get_symbol_string))          # bytes
     decl_int = staticmethod(_unchecked(_C.Z3_get_decl_int_parameter))
+
+
+# -- where a condition holds -----------------------------------------------------------------
+
+_TRUE, _FALSE = z3.BoolVal(True), z3.BoolVal(False)
+
+
+def conjuncts(cond, memo: dict) -> list:
+    """(raw term, negated) for each conjunct of the raw Boolean `cond`: nested `And`s
+    flattened, `Not(Or(..))` as the negations of its disjuncts, `True` dropped. Memoized per
+    node in `memo`, which the caller keeps only as long as `cond` lives (a lane's condition
+    is the last one's and one more conjunct)."""
+    ctx, R = _CTX.ref(), read
+
+    def kind(c):
+        return R.decl_kind(ctx, R.app_decl(ctx, c)) \
+            if R.ast_kind(ctx, c) == z3.Z3_APP_AST else None
+
+    def walk(c) -> list:
+        key = R.ast_id(ctx, c)
+        hit = memo.get(key)
+        if hit is not None:
+            return hit
+        k = kind(c)
+        if k == z3.Z3_OP_AND:
+            out = [p for j in range(R.num_args(ctx, c)) for p in walk(R.app_arg(ctx, c, j))]
+        elif k == z3.Z3_OP_NOT and kind(R.app_arg(ctx, c, 0)) == z3.Z3_OP_OR:
+            inner = R.app_arg(ctx, c, 0)
+            out = [(R.app_arg(ctx, inner, j), True) for j in range(R.num_args(ctx, inner))]
+        elif k == z3.Z3_OP_TRUE:
+            out = []
+        else:
+            out = [(c, False)]
+        memo[key] = out
+        return out
+    return walk(cond)
+
+
+def literals(cond, memo: dict) -> list:
+    """(raw literal, raw truth value) pairs that hold wherever the raw Boolean `cond` holds:
+    each conjunct true (a negated one's term false), and for a conjunct `Not(x)` also `x`
+    false (`conjuncts`, whose memo `memo` is)."""
+    ctx, R = _CTX.ref(), read
+    t, f = _TRUE.as_ast(), _FALSE.as_ast()
+    out = []
+    for c, negated in conjuncts(cond, memo):
+        if negated:
+            out.append((c, f))
+            continue
+        out.append((c, t))
+        if R.ast_kind(ctx, c) == z3.Z3_APP_AST and \
+                R.decl_kind(ctx, R.app_decl(ctx, c)) == z3.Z3_OP_NOT:
+            out.append((R.app_arg(ctx, c, 0), f))
+    return out
+
+
+def substitute(raw, pairs: list) -> z3.ExprRef:
+    """Raw AST `raw` with each (raw term, raw value) of `pairs` replaced: z3's own
+    substitution, in C, without simplifying."""
+    n = len(pairs)
+    src, dst = (z3.Ast * n)(), (z3.Ast * n)()
+    for j, (a, b) in enumerate(pairs):
+        src[j], dst[j] = a, b
+    return z3.z3._to_expr_ref(_C.Z3_substitute(_CTX.ref(), raw, n, src, dst), _CTX)

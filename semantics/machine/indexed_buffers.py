@@ -150,60 +150,18 @@ def _additions(a, memo: dict) -> tuple[int, Any]:
 
 
 _CONCRETE = (int, bool, np.integer, np.bool_)
-_TRUE, _FALSE = z3.BoolVal(True), z3.BoolVal(False)
 _R = z3raw.read
 
 
-def _literals(cond, memo: dict) -> list:
-    """(raw literal, raw truth value) pairs that hold wherever `cond` holds: its conjuncts
-    (nested `And`s flattened) true, a negated conjunct's argument false, and the disjuncts of
-    a negated disjunction false. Memoized per node in `memo`, which the caller keeps only as
-    long as `cond` lives: a lane's condition is the last one's and one more conjunct."""
-    ctx = z3.main_ctx().ref()
-    t, f = _TRUE.as_ast(), _FALSE.as_ast()
-
-    def walk(c) -> list:
-        key = _R.ast_id(ctx, c)
-        hit = memo.get(key)
-        if hit is not None:
-            return hit
-        kind = _R.decl_kind(ctx, _R.app_decl(ctx, c)) \
-            if _R.ast_kind(ctx, c) == z3.Z3_APP_AST else None
-        if kind == z3.Z3_OP_AND:
-            out = [p for j in range(_R.num_args(ctx, c)) for p in walk(_R.app_arg(ctx, c, j))]
-        elif kind == z3.Z3_OP_NOT:
-            inner = _R.app_arg(ctx, c, 0)
-            out = [(c, t)]
-            if _R.ast_kind(ctx, inner) == z3.Z3_APP_AST and \
-                    _R.decl_kind(ctx, _R.app_decl(ctx, inner)) == z3.Z3_OP_OR:
-                out += [(_R.app_arg(ctx, inner, j), f) for j in range(_R.num_args(ctx, inner))]
-            else:
-                out.append((inner, f))
-        elif kind == z3.Z3_OP_TRUE:
-            out = []
-        else:
-            out = [(c, t)]
-        memo[key] = out
-        return out
-    return walk(cond.as_ast())
-
-
 def where_holds(t, cond, memo: dict):
-    """`t` where `cond` holds: each literal of `cond` (`_literals`) replaced by its truth
+    """`t` where `cond` holds: each literal of `cond` (`z3raw.literals`) replaced by its truth
     value, without simplifying. A loop counter merged on the lane's own condition,
     `If(exists and k < K, k + 1, k)`, is then `If(True, ...)` in the address of an access
     under that condition, which the verifier evaluates over the K axis alone instead of
     every launch shape. Sound as `SymbolicPort._assuming` is: the access, and so its offset
     and the value it loads, matter only where `cond` holds."""
-    pairs = _literals(cond, memo)
-    if not pairs:
-        return t
-    n = len(pairs)
-    src, dst = (z3.Ast * n)(), (z3.Ast * n)()
-    for j, (a, v) in enumerate(pairs):
-        src[j], dst[j] = a, v
-    ctx = z3.main_ctx()
-    return z3.BitVecRef(z3.z3core.Z3_substitute(ctx.ref(), t.as_ast(), n, src, dst), ctx)
+    pairs = z3raw.literals(cond.as_ast(), memo)
+    return z3raw.substitute(t.as_ast(), pairs) if pairs else t
 
 
 def _bool(c):
