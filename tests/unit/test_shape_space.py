@@ -82,6 +82,25 @@ def test_factors_flatten_conjunctions_and_negated_disjunctions():
     assert big.factors(z3.And(M == 1, K == z3.BitVec("d", 64))) is None
 
 
+def test_each_conjunct_is_evaluated_where_the_ones_before_it_hold():
+    # `exists and not (exists and K == 5)` mentions M and K as written; where `exists` (M == 2)
+    # holds, its second conjunct is about K alone, and the conjunction is the same function
+    space = _space()
+    big = ShapeValues(space, {"M": 64, "K": 64})
+    big.SMALL = 0
+    exists = M == 2
+    cond = z3.And(exists, z3.Not(z3.And(exists, K == 5)))
+    parts = big.factors(cond)
+    assert [np.shape(p) for p in parts] == [(3, 1), (1, 4)]
+    product = np.logical_and.reduce([space.full(p) for p in parts])
+    assert np.array_equal(product, big.full(cond))
+    # and an offset where the condition holds: `If(exists, K, 0) + 1` is `K + 1` there
+    off = z3.If(exists, K, z3.BitVecVal(0, 64)) + 1
+    assert np.shape(big.under(off, cond)) == (1, 4)
+    where = big.full(cond)
+    assert np.array_equal(space.full(big.under(off, cond))[where], big.full(off)[where])
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["M", "K", "MK"]), st.integers(0, 11)),
                 min_size=1, max_size=5),

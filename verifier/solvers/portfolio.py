@@ -1,5 +1,11 @@
 """The portfolio: race (or run all of) the available solvers on an obligation, in processes.
 
+Members (`DEFAULT_SOLVERS`, in the order they start, at most one per core at a time): z3;
+`sparse`, a counterexample search with bitwuzla among the inputs whose buffers are zero past
+their first three elements (floating-point obligations only, a few seconds at most: it
+answers sat or unknown, never unsat, so it can shorten a refutation and never decides a
+proof, `backends.SparseBackend`); bitwuzla; cvc5.
+
 Each solver runs in its own forked process, so a solver that ignores its own time limit is
 killed (at the timeout plus a grace period) and reported as `timeout`. In `race` mode the first
 definitive answer (sat/unsat) wins and the others are killed; in `all` mode every solver runs
