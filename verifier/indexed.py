@@ -89,9 +89,10 @@ def violation(values: ShapeValues, buffers: dict[str, IndexedBuffer],
             raise NotIndexable(f"the condition of {a.what} depends on input data")
         if not grouped.possible:
             continue
-        # (where the access happens: a loop counter merged on the lane's own condition
-        # varies along fewer axes there)
-        off = values.under(a.offset, a.cond)
+        # (the port logs the offset where the access happens, `where_holds`: a loop counter
+        # merged on the lane's own condition varies along K alone there)
+        off = np.uint64(int(a.offset) & 0xFFFF_FFFF_FFFF_FFFF) \
+            if isinstance(a.offset, (int, np.integer)) else values.grid(a.offset)
         if off is None:
             raise NotIndexable(f"the offset of {a.what} depends on input data")
         length = buffers[a.buffer].length_grid

@@ -212,7 +212,6 @@ class ShapeValues:
         self._factors: dict[int, list | None] = {}
         self._conj: dict[int, list] = {}       # `z3raw.conjuncts` of pinned terms
         self._grouped: dict[int, Grouped | None] = {}
-        self._fixed: dict[int, list] = {}
         self._vars: dict[int, frozenset] = {}
         self._seen = 0
         self.pinned: list = []
@@ -293,23 +292,6 @@ class ShapeValues:
             factors = self.factors(t)
             hit = self._grouped[key] = None if factors is None else self.space.group(factors)
         return hit
-
-    def under(self, t, cond):
-        """`t` over the grid where `cond` holds (elsewhere any value): `t` with the literals
-        of `cond`'s conjuncts substituted. None when either is not of the shape alone."""
-        if isinstance(t, (int, np.integer)):
-            return np.uint64(int(t) & 0xFFFF_FFFF_FFFF_FFFF)
-        if self.admit is not None and not self.admit(t):
-            return None
-        self.pinned.append(t)
-        if isinstance(cond, (bool, np.bool_)) or self.space.size <= self.SMALL:
-            return self.grid_raw(t.as_ast())
-        self.pinned.append(cond)
-        key = cond.get_id()
-        fixed = self._fixed.get(key)
-        if fixed is None:
-            fixed = self._fixed[key] = z3raw.literals(cond.as_ast(), self._conj)
-        return self._under(t.as_ast(), fixed)
 
     def _under(self, raw, fixed: list):
         """The value of `raw` where the literals `fixed` (pairs of raw term and truth value)

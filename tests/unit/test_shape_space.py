@@ -94,11 +94,15 @@ def test_each_conjunct_is_evaluated_where_the_ones_before_it_hold():
     assert [np.shape(p) for p in parts] == [(3, 1), (1, 4)]
     product = np.logical_and.reduce([space.full(p) for p in parts])
     assert np.array_equal(product, big.full(cond))
-    # and an offset where the condition holds: `If(exists, K, 0) + 1` is `K + 1` there
+    # and an offset where the condition holds (the indexed buffers' `where_holds`):
+    # `If(exists, K, 0) + 1` is `K + 1` there
+    from semantics.machine.indexed_buffers import where_holds
     off = z3.If(exists, K, z3.BitVecVal(0, 64)) + 1
-    assert np.shape(big.under(off, cond)) == (1, 4)
+    held = where_holds(off, cond, {})
+    assert np.shape(big.grid(held)) == (1, 4)
     where = big.full(cond)
-    assert np.array_equal(space.full(big.under(off, cond))[where], big.full(off)[where])
+    assert np.array_equal(big.full(held)[where], big.full(off)[where])
+    assert not np.array_equal(big.full(held), big.full(off))      # (elsewhere it differs)
 
 
 @settings(max_examples=60, deadline=None)
