@@ -193,6 +193,81 @@ def _axes(v) -> int:
     return m
 
 
+class ShapeOnly:
+    """Does a term mention no constant but the shape scalars `names`? Memoized by term id;
+    keeps the terms it is given alive for as long as it lives (z3 reuses freed ids)."""
+
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
+        self.memo: dict[int, bool] = {}
+        self.pinned: list = []
+        self.ctx = z3.main_ctx().ref()
+
+    def __call__(self, t) -> bool:
+        """Does `t` mention no constant but the shape scalars? (Memoized; keeps `t` alive.)"""
+        hit = self.memo.get(t.get_id())
+        if hit is not None:
+            return hit
+        self.pinned.append(t)           # keeps every subterm (and so every memo key) alive
+        return self.ast(t.as_ast())
+
+    def ast(self, root) -> bool:
+        """`shape_only` of a raw AST that the caller keeps alive (a subterm of a pinned or
+        walked term). A memoized depth-first walk on raw ASTs (no Python wrapper per node:
+        this walk runs over every condition) that stops at the first other constant: every
+        term on the path to it mentions it too, so a mask over a large data-dependent count is
+        answered after a few nodes."""
+        memo = self.memo
+        ctx = self.ctx
+        R = z3raw.read
+        key = R.ast_id(ctx, root)
+        hit = memo.get(key)
+        if hit is not None:
+            return hit
+        v = self._leaf(root)
+        if v is not None:
+            memo[key] = v
+            return v
+        # (path entries: [id, term, next argument, number of arguments]; arguments are
+        # fetched one at a time, as a walk that stops early needs only the first few)
+        path = [[key, root, 0, R.num_args(ctx, root)]]
+        while path:
+            top = path[-1]
+            if top[2] == top[3]:
+                memo[top[0]] = True
+                path.pop()
+                continue
+            x = R.app_arg(ctx, top[1], top[2])
+            top[2] += 1
+            xkey = R.ast_id(ctx, x)
+            v = memo.get(xkey)
+            if v is None:
+                v = self._leaf(x)
+                if v is None:
+                    path.append([xkey, x, 0, R.num_args(ctx, x)])
+                    continue
+                memo[xkey] = v
+            if not v:
+                for node in path:        # each mentions x, so each mentions that constant
+                    memo[node[0]] = False
+                return False
+        return memo[key]
+
+    def _leaf(self, x) -> bool | None:
+        """A leaf's `shape_only` answer; None for an application with arguments."""
+        ctx = self.ctx
+        R = z3raw.read
+        kind = R.ast_kind(ctx, x)
+        if kind != z3.Z3_APP_AST:
+            return kind == z3.Z3_NUMERAL_AST
+        if R.num_args(ctx, x):
+            return None
+        d = R.app_decl(ctx, x)
+        return (R.decl_kind(ctx, d) != z3.Z3_OP_UNINTERPRETED or
+                z3.z3core.Z3_get_symbol_string(ctx, z3.z3core.Z3_get_decl_name(ctx, d))
+                in self.names)
+
+
 class ShapeValues:
     """Terms of the shape scalars alone, evaluated over a `ShapeSpace`'s grid (compact) with
     `verifier.term_eval`, memoized by term id. `admit(t)` (optional) is asked first: False

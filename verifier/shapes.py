@@ -37,7 +37,6 @@ import z3
 
 from semantics.errors import UnsupportedError
 from semantics.machine import MemoryFault
-from semantics.domains import z3raw
 from semantics.machine.executor import ExecutionError, UnrollLimit
 from semantics.machine.symbolic_port import AddressBudget, LaunchShape
 from semantics.machine.symbolic_run import SymbolicLaunch, run_symbolic
@@ -53,7 +52,7 @@ from verifier.outputs import _outputs, _same, _value, compare_outputs, random_te
 from verifier.real_mode import ASSUMPTION as REAL_ASSUMPTION, NotReal, RealTranslator
 from verifier.solvers import Obligation, solve
 from verifier.spec import PairSpec, type_bits
-from verifier.shape_space import ShapeSpace, ShapeValues
+from verifier.shape_space import ShapeOnly, ShapeSpace, ShapeValues
 from verifier.verdict import InternalError, Stage, Verdict, _Ctx
 
 MAX_COMBINATIONS = 2_000_000     # shapes enumerated (cheaply) to find the maximal launch
@@ -160,8 +159,13 @@ class _Feasibility:
         self.names = set(self.vars)
         self.space = ShapeSpace(sp.names, sp.axes, sp.shapes)
         widths = {n: v.size() for n, v in self.vars.items()}
+        # Not bound methods of this object: the values below hold it, and a cycle through a
+        # bound method would leave every term of the launch to Python's rare full collection
+        # (z3 slows down with each term alive, for the rest of a process that checks more).
+        only = ShapeOnly(self.names)
+        self.shape_only, self.shape_only_ast = only, only.ast
         # terms of the shape alone over the grid of shapes (`shape_only` pins what it admits)
-        self.values = ShapeValues(self.space, widths, admit=self.shape_only)
+        self.values = ShapeValues(self.space, widths, admit=only)
         self.points = self.space.points(widths)         # each scalar at every shape
         self.count = sp.count
         self.solver = z3.Solver()
@@ -170,75 +174,9 @@ class _Feasibility:
         # Memos keyed by z3 term id. z3 reuses the id of a freed term, so every memo also
         # keeps its terms alive (`pinned`) for as long as the memo lives.
         self.memo: dict[int, bool] = {}
-        self.only_memo: dict[int, bool] = {}
         self.settle_memo: dict[int, bool | None] = {}
         self.sums_memo: dict[int, np.ndarray | None] = {}
-        self.ctx_ref = z3.main_ctx().ref()
         self.pinned: list = []
-
-    def shape_only(self, t) -> bool:
-        """Does `t` mention no constant but the shape scalars? (Memoized; keeps `t` alive.)"""
-        hit = self.only_memo.get(t.get_id())
-        if hit is not None:
-            return hit
-        self.pinned.append(t)           # keeps every subterm (and so every memo key) alive
-        return self.shape_only_ast(t.as_ast())
-
-    def shape_only_ast(self, root) -> bool:
-        """`shape_only` of a raw AST that the caller keeps alive (a subterm of a pinned or
-        walked term). A memoized depth-first walk on raw ASTs (no Python wrapper per node:
-        this walk runs over every condition) that stops at the first other constant: every
-        term on the path to it mentions it too, so a mask over a large data-dependent count is
-        answered after a few nodes."""
-        memo = self.only_memo
-        ctx = self.ctx_ref
-        R = z3raw.read
-        key = R.ast_id(ctx, root)
-        hit = memo.get(key)
-        if hit is not None:
-            return hit
-        v = self._leaf(root)
-        if v is not None:
-            memo[key] = v
-            return v
-        # (path entries: [id, term, next argument, number of arguments]; arguments are
-        # fetched one at a time, as a walk that stops early needs only the first few)
-        path = [[key, root, 0, R.num_args(ctx, root)]]
-        while path:
-            top = path[-1]
-            if top[2] == top[3]:
-                memo[top[0]] = True
-                path.pop()
-                continue
-            x = R.app_arg(ctx, top[1], top[2])
-            top[2] += 1
-            xkey = R.ast_id(ctx, x)
-            v = memo.get(xkey)
-            if v is None:
-                v = self._leaf(x)
-                if v is None:
-                    path.append([xkey, x, 0, R.num_args(ctx, x)])
-                    continue
-                memo[xkey] = v
-            if not v:
-                for node in path:        # each mentions x, so each mentions that constant
-                    memo[node[0]] = False
-                return False
-        return memo[key]
-
-    def _leaf(self, x) -> bool | None:
-        """A leaf's `shape_only` answer; None for an application with arguments."""
-        ctx = self.ctx_ref
-        R = z3raw.read
-        kind = R.ast_kind(ctx, x)
-        if kind != z3.Z3_APP_AST:
-            return kind == z3.Z3_NUMERAL_AST
-        if R.num_args(ctx, x):
-            return None
-        d = R.app_decl(ctx, x)
-        return (R.decl_kind(ctx, d) != z3.Z3_OP_UNINTERPRETED or
-                z3.z3core.Z3_get_symbol_string(ctx, z3.z3core.Z3_get_decl_name(ctx, d))
-                in self.names)
 
     def grid_at(self, t) -> np.ndarray | None:
         """`t` over the grid of shapes (compact: `verifier.shape_space`), or None when it
@@ -347,23 +285,24 @@ class _Feasibility:
         concrete."""
         if isinstance(t, (int, np.integer)):
             return None
-        memo: dict[int, np.ndarray] = {}
+        return self._leaves(t, {})
 
-        def walk(e) -> np.ndarray:
-            key = e.get_id()
-            hit = memo.get(key)
-            if hit is not None:
-                return hit
-            out = None
-            if z3.is_app_of(e, z3.Z3_OP_ITE):
-                c = self.at_shapes(e.arg(0))
-                if c is not None:
-                    out = np.where(c, walk(e.arg(1)), walk(e.arg(2)))
-            if out is None:
-                out = np.full(self.count, key, dtype=np.int64)
-            memo[key] = out
-            return out
-        return walk(t)
+    def _leaves(self, e, memo: dict[int, np.ndarray]) -> np.ndarray:
+        # (a method, not a recursive closure: that would be a reference cycle holding the
+        # memo and this object until Python's next full collection)
+        key = e.get_id()
+        hit = memo.get(key)
+        if hit is not None:
+            return hit
+        out = None
+        if z3.is_app_of(e, z3.Z3_OP_ITE):
+            c = self.at_shapes(e.arg(0))
+            if c is not None:
+                out = np.where(c, self._leaves(e.arg(1), memo), self._leaves(e.arg(2), memo))
+        if out is None:
+            out = np.full(self.count, key, dtype=np.int64)
+        memo[key] = out
+        return out
 
     def same_everywhere(self, a, b, live) -> bool:
         """Do `a` and `b` select the same term at every shape where the element exists?

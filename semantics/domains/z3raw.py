@@ -210,30 +210,35 @@ def conjuncts(cond, memo: dict) -> list:
     flattened, `Not(Or(..))` as the negations of its disjuncts, `True` dropped. Memoized per
     node in `memo`, which the caller keeps only as long as `cond` lives (a lane's condition
     is the last one's and one more conjunct)."""
-    ctx, R = _CTX.ref(), read
+    return _conjuncts(cond, memo, _CTX.ref())
 
-    def kind(c):
-        return R.decl_kind(ctx, R.app_decl(ctx, c)) \
-            if R.ast_kind(ctx, c) == z3.Z3_APP_AST else None
 
-    def walk(c) -> list:
-        key = R.ast_id(ctx, c)
-        hit = memo.get(key)
-        if hit is not None:
-            return hit
-        k = kind(c)
-        if k == z3.Z3_OP_AND:
-            out = [p for j in range(R.num_args(ctx, c)) for p in walk(R.app_arg(ctx, c, j))]
-        elif k == z3.Z3_OP_NOT and kind(R.app_arg(ctx, c, 0)) == z3.Z3_OP_OR:
-            inner = R.app_arg(ctx, c, 0)
-            out = [(R.app_arg(ctx, inner, j), True) for j in range(R.num_args(ctx, inner))]
-        elif k == z3.Z3_OP_TRUE:
-            out = []
-        else:
-            out = [(c, False)]
-        memo[key] = out
-        return out
-    return walk(cond)
+def _app_kind(ctx, c):
+    return read.decl_kind(ctx, read.app_decl(ctx, c)) \
+        if read.ast_kind(ctx, c) == z3.Z3_APP_AST else None
+
+
+def _conjuncts(c, memo: dict, ctx) -> list:
+    # (module level, not a recursive closure: that would be a reference cycle keeping
+    # `memo` alive until Python's next full collection)
+    R = read
+    key = R.ast_id(ctx, c)
+    hit = memo.get(key)
+    if hit is not None:
+        return hit
+    k = _app_kind(ctx, c)
+    if k == z3.Z3_OP_AND:
+        out = [p for j in range(R.num_args(ctx, c))
+               for p in _conjuncts(R.app_arg(ctx, c, j), memo, ctx)]
+    elif k == z3.Z3_OP_NOT and _app_kind(ctx, R.app_arg(ctx, c, 0)) == z3.Z3_OP_OR:
+        inner = R.app_arg(ctx, c, 0)
+        out = [(R.app_arg(ctx, inner, j), True) for j in range(R.num_args(ctx, inner))]
+    elif k == z3.Z3_OP_TRUE:
+        out = []
+    else:
+        out = [(c, False)]
+    memo[key] = out
+    return out
 
 
 def literals(cond, memo: dict) -> list:

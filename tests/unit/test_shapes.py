@@ -515,3 +515,21 @@ def test_a_barrier_that_may_not_run_separates_nothing():
     assert v.kind == NOT_EQUIVALENT, v.reasons
     assert "data race" in v.reasons[0]
     assert v.counterexample.scalars["reps"] == 0 and v.counterexample.note
+
+
+def test_a_whole_claim_check_leaves_no_reference_cycle_holding_terms():
+    """A cycle through the launch's memos kept every term of one check alive until Python's
+    next full collection; z3 then slowed down several-fold for whatever the process checked
+    next (the test suite, `keq prove` over a manifest)."""
+    import gc
+    spec = load_spec(K / "vector_add/vec4.toml")
+    gc.collect()
+    assert verify(spec, timeout_s=60).kind == spec.expect
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        gc.collect()
+        terms = [o for o in gc.garbage if isinstance(o, z3.AstRef)]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    assert terms == []

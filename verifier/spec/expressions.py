@@ -322,13 +322,12 @@ class Expr:
     @property
     def names(self) -> frozenset[str]:
         out: set[str] = set()
-
-        def walk(n: Node) -> None:
+        todo = [self.node]
+        while todo:
+            n = todo.pop()
             if n.kind == "name":
                 out.add(n.value)
-            for a in n.args:
-                walk(a)
-        walk(self.node)
+            todo.extend(n.args)
         return frozenset(out)
 
     def eval(self, env: Mapping[str, int]):
