@@ -149,13 +149,13 @@ class SymbolicDomain:
 
     # -- bit-vectors -------------------------------------------------------------------------
     def add(self, a, b, w):
-        return self._map(lambda x, y: self.c.add(x, y, w), lambda x, y: x + y, (w, w), a, b)
+        return self._map(lambda x, y: self.c.add(x, y, w), z3raw.BvAdd, (w, w), a, b)
 
     def sub(self, a, b, w):
-        return self._map(lambda x, y: self.c.sub(x, y, w), lambda x, y: x - y, (w, w), a, b)
+        return self._map(lambda x, y: self.c.sub(x, y, w), z3raw.BvSub, (w, w), a, b)
 
     def mul(self, a, b, w):
-        return self._map(lambda x, y: self.c.mul(x, y, w), lambda x, y: x * y, (w, w), a, b)
+        return self._map(lambda x, y: self.c.mul(x, y, w), z3raw.BvMul, (w, w), a, b)
 
     def mulhi(self, a, b, w, signed):
         ext = z3.SignExt if signed else z3.ZeroExt
@@ -179,22 +179,22 @@ class SymbolicDomain:
         return self._map(lambda x, y: self.c.band(x, y, w), z3raw.BvAnd, (w, w), a, b)
 
     def bor(self, a, b, w):
-        return self._map(lambda x, y: self.c.bor(x, y, w), lambda x, y: x | y, (w, w), a, b)
+        return self._map(lambda x, y: self.c.bor(x, y, w), z3raw.BvOr, (w, w), a, b)
 
     def bxor(self, a, b, w):
-        return self._map(lambda x, y: self.c.bxor(x, y, w), lambda x, y: x ^ y, (w, w), a, b)
+        return self._map(lambda x, y: self.c.bxor(x, y, w), z3raw.BvXor, (w, w), a, b)
 
     def bnot(self, a, w):
         return self._map(lambda x: self.c.bnot(x, w), lambda x: ~x, (w,), a)
 
     def shl(self, a, s, w):
-        return self._map(lambda x, y: self.c.shl(x, y, w), lambda x, y: x << y, (w, w), a, s)
+        return self._map(lambda x, y: self.c.shl(x, y, w), z3raw.BvShl, (w, w), a, s)
 
     def lshr(self, a, s, w):
-        return self._map(lambda x, y: self.c.lshr(x, y, w), z3.LShR, (w, w), a, s)
+        return self._map(lambda x, y: self.c.lshr(x, y, w), z3raw.BvLShr, (w, w), a, s)
 
     def ashr(self, a, s, w):
-        return self._map(lambda x, y: self.c.ashr(x, y, w), lambda x, y: x >> y, (w, w), a, s)
+        return self._map(lambda x, y: self.c.ashr(x, y, w), z3raw.BvAShr, (w, w), a, s)
 
     def zext(self, a, w, to):
         if to == w:
@@ -225,16 +225,16 @@ class SymbolicDomain:
         return self._map(lambda x, y: self.c.eq(x, y, w), z3raw.Eq, (w, w), a, b)
 
     def ult(self, a, b, w):
-        return self._map(lambda x, y: self.c.ult(x, y, w), z3.ULT, (w, w), a, b)
+        return self._map(lambda x, y: self.c.ult(x, y, w), z3raw.ULT, (w, w), a, b)
 
     def ule(self, a, b, w):
-        return self._map(lambda x, y: self.c.ule(x, y, w), z3.ULE, (w, w), a, b)
+        return self._map(lambda x, y: self.c.ule(x, y, w), z3raw.ULE, (w, w), a, b)
 
     def slt(self, a, b, w):
-        return self._map(lambda x, y: self.c.slt(x, y, w), lambda x, y: x < y, (w, w), a, b)
+        return self._map(lambda x, y: self.c.slt(x, y, w), z3raw.SLT, (w, w), a, b)
 
     def sle(self, a, b, w):
-        return self._map(lambda x, y: self.c.sle(x, y, w), lambda x, y: x <= y, (w, w), a, b)
+        return self._map(lambda x, y: self.c.sle(x, y, w), z3raw.SLE, (w, w), a, b)
 
     def ite(self, c, a, b, w):
         out = []

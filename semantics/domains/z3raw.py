@@ -98,6 +98,40 @@ def BvAdd(a: z3.BitVecRef, b: z3.BitVecRef) -> z3.BitVecRef:
     return _BitVec(_C.Z3_mk_bvadd(_CTX.ref(), a.as_ast(), b.as_ast()), _CTX)
 
 
+def _binary_bv(mk):
+    """A bit-vector operation on two terms of one width, through z3core's checked `mk`."""
+    def build(a: z3.BitVecRef, b: z3.BitVecRef) -> z3.BitVecRef:
+        return _BitVec(mk(_CTX.ref(), a.as_ast(), b.as_ast()), _CTX)
+    build.__name__ = mk.__name__
+    return build
+
+
+def _binary_pred(mk):
+    """A comparison of two bit-vector terms of one width, through z3core's checked `mk`."""
+    def build(a: z3.BitVecRef, b: z3.BitVecRef) -> z3.BoolRef:
+        return _Bool(mk(_CTX.ref(), a.as_ast(), b.as_ast()), _CTX)
+    build.__name__ = mk.__name__
+    return build
+
+
+# The C constructors z3's operators call (`x - y` is Z3_mk_bvsub, `x >> y` Z3_mk_bvashr, ...),
+# without the operators' coercion, which was a third of an indexed matmul's address
+# arithmetic. One difference: for `x <= c` with a numeral `c`, Python asks `c.__ge__(x)`
+# first (BitVecNumRef derives from BitVecRef), so z3's operators build the mirrored
+# `bvsge(c, x)`; these build the comparison asked for, in the order given.
+BvSub = _binary_bv(_C.Z3_mk_bvsub)
+BvMul = _binary_bv(_C.Z3_mk_bvmul)
+BvOr = _binary_bv(_C.Z3_mk_bvor)
+BvXor = _binary_bv(_C.Z3_mk_bvxor)
+BvShl = _binary_bv(_C.Z3_mk_bvshl)
+BvLShr = _binary_bv(_C.Z3_mk_bvlshr)
+BvAShr = _binary_bv(_C.Z3_mk_bvashr)
+ULT = _binary_pred(_C.Z3_mk_bvult)
+ULE = _binary_pred(_C.Z3_mk_bvule)
+SLT = _binary_pred(_C.Z3_mk_bvslt)
+SLE = _binary_pred(_C.Z3_mk_bvsle)
+
+
 def Select(a: z3.ArrayRef, i: z3.BitVecRef) -> z3.BitVecRef:
     """An element of an array of bit-vectors."""
     return _BitVec(_C.Z3_mk_select(_CTX.ref(), a.as_ast(), i.as_ast()), _CTX)
@@ -259,11 +293,26 @@ def literals(cond, memo: dict) -> list:
     return out
 
 
+class Substitution:
+    """(raw term, raw value) pairs laid out once for z3's substitution, to apply to many
+    terms: a lane's condition is the same for every access it makes in one step."""
+
+    __slots__ = ("n", "src", "dst")
+
+    def __init__(self, pairs: list) -> None:
+        n = self.n = len(pairs)
+        self.src, self.dst = (z3.Ast * n)(), (z3.Ast * n)()
+        for j, (a, b) in enumerate(pairs):
+            self.src[j], self.dst[j] = a, b
+
+    def apply(self, t: z3.ExprRef) -> z3.ExprRef:
+        """`t` with each term replaced by its value: z3's own substitution, in C, without
+        simplifying; the result has `t`'s sort, so `t`'s wrapper class."""
+        return _wrap(_C.Z3_substitute(_CTX.ref(), t.as_ast(), self.n, self.src, self.dst), t)
+
+
 def substitute(raw, pairs: list) -> z3.ExprRef:
     """Raw AST `raw` with each (raw term, raw value) of `pairs` replaced: z3's own
     substitution, in C, without simplifying."""
-    n = len(pairs)
-    src, dst = (z3.Ast * n)(), (z3.Ast * n)()
-    for j, (a, b) in enumerate(pairs):
-        src[j], dst[j] = a, b
-    return z3.z3._to_expr_ref(_C.Z3_substitute(_CTX.ref(), raw, n, src, dst), _CTX)
+    s = Substitution(pairs)
+    return z3.z3._to_expr_ref(_C.Z3_substitute(_CTX.ref(), raw, s.n, s.src, s.dst), _CTX)

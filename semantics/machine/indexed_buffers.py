@@ -103,8 +103,11 @@ def _constant_part(a, cond, split, assuming, memo: dict) -> tuple[int, Any]:
     return base, off.as_long() if z3.is_bv_value(off) else off
 
 
+_MAIN = z3.main_ctx()
+
+
 def _ctx():
-    return z3.main_ctx().ref()
+    return _MAIN.ctx        # (the context keq builds every term in; per lane and access)
 
 
 def _kind(raw):
@@ -153,15 +156,25 @@ _CONCRETE = (int, bool, np.integer, np.bool_)
 _R = z3raw.read
 
 
-def where_holds(t, cond, memo: dict):
+def where_holds(t, cond, memo: dict, laid_out: dict | None = None):
     """`t` where `cond` holds: each literal of `cond` (`z3raw.literals`) replaced by its truth
     value, without simplifying. A loop counter merged on the lane's own condition,
     `If(exists and k < K, k + 1, k)`, is then `If(True, ...)` in the address of an access
     under that condition, which the verifier evaluates over the K axis alone instead of
     every launch shape. Sound as `SymbolicPort._assuming` is: the access, and so its offset
-    and the value it loads, matter only where `cond` holds."""
-    pairs = z3raw.literals(cond.as_ast(), memo)
-    return z3raw.substitute(t.as_ast(), pairs) if pairs else t
+    and the value it loads, matter only where `cond` holds.
+
+    `laid_out` (optional) keeps each condition's substitution by the condition's id, with the
+    condition itself (so the id is not reused while the entry lives): a naive matmul's lane
+    loads two elements under one condition per step."""
+    key = _R.ast_id(_ctx(), cond.as_ast())
+    hit = None if laid_out is None else laid_out.get(key)
+    if hit is None:
+        pairs = z3raw.literals(cond.as_ast(), memo)
+        hit = (cond, z3raw.Substitution(pairs) if pairs else None)
+        if laid_out is not None:
+            laid_out[key] = hit
+    return t if hit[1] is None else hit[1].apply(t)
 
 
 def _bool(c):
@@ -198,6 +211,7 @@ class IndexedBuffers:
         self.accesses: list[IndexedAccess] = []
         self._additions: dict[int, tuple] = {}     # see `_constant_part`
         self._literals: dict[int, list] = {}       # see `where_holds` (logged conditions)
+        self._laid_out: dict[int, tuple] = {}      # see `where_holds`
         self._possible = lambda cond: True           # see `divert`
 
     def _inside(self, address: int) -> IndexedBuffer | None:
@@ -259,7 +273,7 @@ class IndexedBuffers:
             if isinstance(offset, int) and b.access == "in" and kind == "r":
                 continue              # the ordinary path: a term per input element
             if not isinstance(offset, int) and not isinstance(c, _CONCRETE):
-                offset = where_holds(offset, c, self._literals)
+                offset = where_holds(offset, c, self._literals, self._laid_out)
             what = f"'{x.form.name}' by {x.thread_name(lane)}"
             if (b.access, kind) not in (("in", "r"), ("out", "w")):
                 verb = {"r": "reads", "w": "writes", "a": "updates (atomically)"}[kind]

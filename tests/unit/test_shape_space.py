@@ -103,6 +103,12 @@ def test_each_conjunct_is_evaluated_where_the_ones_before_it_hold():
     where = big.full(cond)
     assert np.array_equal(big.full(held)[where], big.full(off)[where])
     assert not np.array_equal(big.full(held), big.full(off))      # (elsewhere it differs)
+    # laid out once per condition (a lane's loads in one step share it): the same terms
+    laid_out: dict = {}
+    other = z3.If(exists, M, z3.BitVecVal(0, 64)) * 4
+    assert where_holds(off, cond, {}, laid_out).eq(held)
+    assert where_holds(other, cond, {}, laid_out).eq(where_holds(other, cond, {}))
+    assert len(laid_out) == 1 and next(iter(laid_out.values()))[0].eq(cond)   # (pinned)
 
 
 @settings(max_examples=60, deadline=None)

@@ -21,6 +21,17 @@ def test_each_constructor_builds_the_term_z3_builds():
         (z3raw.Eq(a, b), a == b),
         (z3raw.BvAnd(a, b), a & b),
         (z3raw.BvAdd(a, b), a + b),
+        (z3raw.BvSub(a, b), a - b),
+        (z3raw.BvMul(a, b), a * b),
+        (z3raw.BvOr(a, b), a | b),
+        (z3raw.BvXor(a, b), a ^ b),
+        (z3raw.BvShl(a, b), a << b),
+        (z3raw.BvLShr(a, b), z3.LShR(a, b)),
+        (z3raw.BvAShr(a, b), a >> b),
+        (z3raw.ULT(a, b), z3.ULT(a, b)),
+        (z3raw.ULE(a, b), z3.ULE(a, b)),
+        (z3raw.SLT(a, b), a < b),
+        (z3raw.SLE(a, b), a <= b),
     ]
     for got, want in pairs:
         # (the same wrapper class, or z3raw's subclass of it that counts references unchecked)
@@ -41,6 +52,33 @@ def test_terms_built_here_outlive_their_arguments():
     assert len({t.get_id() for t in made}) == 2000
 
 
+def test_comparisons_keep_the_order_they_are_given():
+    # z3's operators mirror a comparison whose right operand is a numeral: `x <= 50` is
+    # `bvsge(50, x)`, because Python asks the right operand's reflected method first when
+    # its class (BitVecNumRef) derives from the left one's. The domain builds what it asks.
+    x, c = z3.BitVec("x", 32), z3.BitVecVal(50, 32)
+    assert (x <= c).decl().kind() == z3.Z3_OP_SGEQ            # z3's operator: mirrored
+    for build, kind in ((z3raw.SLE, z3.Z3_OP_SLEQ), (z3raw.SLT, z3.Z3_OP_SLT),
+                        (z3raw.ULE, z3.Z3_OP_ULEQ), (z3raw.ULT, z3.Z3_OP_ULT)):
+        t = build(x, c)
+        assert t.decl().kind() == kind and t.arg(0).eq(x) and t.arg(1).eq(c)
+
+
+def test_a_substitution_laid_out_once_applies_to_many_terms():
+    a, b = z3.BitVec("a", 32), z3.BitVec("b", 32)
+    p, q = z3.Bool("p"), z3.Bool("q")
+    s = z3raw.Substitution([(p.as_ast(), z3.BoolVal(True).as_ast()),
+                            (q.as_ast(), z3.BoolVal(False).as_ast())])
+    for t, want in ((z3.If(p, a, b), z3.If(True, a, b)), (z3.And(p, z3.Not(q)),
+                                                          z3.And(True, z3.Not(False)))):
+        got = s.apply(t)
+        assert got.eq(want) and isinstance(got, type(t)), (got, want)   # not simplified
+    assert s.apply(a + b).eq(a + b)                          # nothing to replace
+    assert z3raw.substitute(z3.If(p, a, b).as_ast(), [(p.as_ast(),
+                                                       z3.BoolVal(True).as_ast())]).eq(
+        z3.If(True, a, b))
+
+
 def test_a_sort_mismatch_still_raises():
     a, w = z3.BitVec("a", 32), z3.BitVec("w", 16)
     with pytest.raises(z3.Z3Exception):
@@ -49,6 +87,8 @@ def test_a_sort_mismatch_still_raises():
         z3raw.Eq(a, w)
     with pytest.raises(z3.Z3Exception):
         z3raw.BvAdd(a, w)
+    with pytest.raises(z3.Z3Exception):
+        z3raw.SLT(a, w)
 
 
 def test_floating_point_constructors_build_the_terms_z3_builds():
