@@ -58,6 +58,56 @@ def _same_element(space: ShapeSpace, ex: tuple, ey: tuple, w: int) -> bool | Non
     return w & space.bits(ex[1] == ey[1]) == w
 
 
+class _NanTest:
+    """The semantics' NaN test of one float format (`semantics.ops.common.is_nan`, through the
+    symbolic domain: the one definition) built around a placeholder. `c` is the test of `b`
+    when the placeholder replaced by `b` is `c` itself: z3 hash-conses terms, so that is one
+    substitution in C and a pointer comparison, where reading `c`'s seven nodes took some 40
+    calls of z3's C API per float result."""
+
+    def __init__(self, fmt: str) -> None:
+        from semantics.domains.base import FP_FORMATS
+        from semantics.domains.symbolic import SymbolicDomain
+        from semantics.ops.common import is_nan
+        self.width = sum(FP_FORMATS[fmt])
+        self.placeholder = z3.BitVec(f"keq!nan_test!{fmt}", self.width)
+        self.test = is_nan(SymbolicDomain(1), fmt, [self.placeholder], self.width)[0]
+        self.id = self.test.get_id()
+        self.src, self.dst = (z3.Ast * 1)(), (z3.Ast * 1)()
+        self.src[0] = self.placeholder.as_ast()
+
+    def is_test_of(self, ref, c, b) -> bool:
+        self.dst[0] = b
+        t = _SUBSTITUTE(ref, self.test.as_ast(), 1, self.src, self.dst)
+        if t.value == c.value:
+            return True
+        # Not `c`: a new term nothing holds (z3 counts references), freed here
+        _INC_REF(ref, t)
+        _DEC_REF(ref, t)
+        return False
+
+
+class _NanTests:
+    """One `_NanTest` per float format, by width, built on first use."""
+
+    def __init__(self) -> None:
+        self.by_width: dict[int, list[_NanTest]] | None = None
+
+    def of_width(self, width: int) -> list[_NanTest]:
+        if self.by_width is None:
+            from semantics.ops.common import EXP_MASK
+            self.by_width = {}
+            for fmt in EXP_MASK:
+                t = _NanTest(fmt)
+                self.by_width.setdefault(t.width, []).append(t)
+        return self.by_width.get(width, [])
+
+
+_NAN_TESTS = _NanTests()
+_SUBSTITUTE = z3.z3core.Z3_substitute          # (checked: it builds terms)
+_INC_REF, _DEC_REF = z3.z3core.Z3_inc_ref, z3.z3core.Z3_dec_ref
+
+
 class SameAt:
     """Are two terms equal at every shape in a set, for every input? Shown by walking both
     at once (`__call__`): the same term; terms of the shape alone that evaluate equal there;
@@ -91,6 +141,7 @@ class SameAt:
         self.addends: dict[int, tuple[int, Any] | None] = {}     # see `_addend` (by id(node))
         self.nodes: dict[int, tuple] = {}          # see `_node`
         self.zeros: dict[int, int] = {}            # see `_zero`
+        self.nan_constants: dict[int, bool] = {}   # see `_canonical_nan`
         self.arrays: dict[int, tuple[str, int] | None] = {}
         self.pinned: list = []
         self.ctx = z3.main_ctx()
@@ -240,8 +291,8 @@ class SameAt:
                 test = self._nan_test(args[0], args[2])
                 if test is not None:
                     # `canonicalize(b)`: one function of `b` (its signature: the test's
-                    # constants), so two are equal where their `b`s are (congruence, in one
-                    # step instead of seven)
+                    # format and the NaN), so two are equal where their `b`s are
+                    # (congruence, in one step instead of seven)
                     hit = self.nodes[nid] = (_CANONICAL, None, None, test + (_R.ast_id(ref, args[1]),),
                                              [args[2]], None, raw)
                     return hit
@@ -255,49 +306,32 @@ class SameAt:
         return hit
 
     def _nan_test(self, c, b) -> tuple | None:
-        """The ids of the constants of `c` when it is the NaN test the semantics build around
-        `b` (`semantics.ops.common.is_nan`: `(b & E) == E and not (b & M) == 0`), else None.
-        (Raw reads inline: this runs once per float result.)"""
-        R, ref = _R, self.ref
-        app, num = z3.Z3_APP_AST, z3.Z3_NUMERAL_AST
-        bid = R.ast_id(ref, b)
-        if R.ast_kind(ref, c) != app or R.num_args(ref, c) != 2 or \
-                R.decl_kind(ref, R.app_decl(ref, c)) != z3.Z3_OP_AND:
-            return None
-        out = []
-        for j in (0, 1):
-            t = R.app_arg(ref, c, j)
-            if j == 1:              # `not ((b & M) == 0)`
-                if R.ast_kind(ref, t) != app or R.num_args(ref, t) != 1 or \
-                        R.decl_kind(ref, R.app_decl(ref, t)) != z3.Z3_OP_NOT:
-                    return None
-                t = R.app_arg(ref, t, 0)
-            # `(b & mask) == value`
-            if R.ast_kind(ref, t) != app or R.num_args(ref, t) != 2 or \
-                    R.decl_kind(ref, R.app_decl(ref, t)) != z3.Z3_OP_EQ:
-                return None
-            band, value = R.app_arg(ref, t, 0), R.app_arg(ref, t, 1)
-            if R.ast_kind(ref, band) != app or R.num_args(ref, band) != 2 or \
-                    R.decl_kind(ref, R.app_decl(ref, band)) != z3.Z3_OP_BAND or \
-                    R.ast_kind(ref, value) != num:
-                return None
-            arg, mask = R.app_arg(ref, band, 0), R.app_arg(ref, band, 1)
-            if R.ast_id(ref, arg) != bid or R.ast_kind(ref, mask) != num:
-                return None
-            out += (R.ast_id(ref, mask), R.ast_id(ref, value))
-        return tuple(out)
+        """(the id of the test's template,) when `c` is the NaN test the semantics build
+        around `b` (`semantics.ops.common.is_nan`), else None (`_NAN_TESTS`)."""
+        ref = self.ref
+        width = _R.bv_size(ref, _R.sort(ref, b))
+        for template in _NAN_TESTS.of_width(width):
+            if template.is_test_of(ref, c, b):
+                return (template.id,)
+        return None
 
     # -- mode real: an fma whose multiplicand is zero is its addend ---------------------------
 
     def _canonical_nan(self, raw) -> bool:
+        """Is `raw` the canonical NaN's bits (of its width)? Asked of every selection's first
+        branch; the few constants there recur, so by id."""
         ref = self.ref
-        if _R.ast_kind(ref, raw) != z3.Z3_NUMERAL_AST:
-            return False
-        sort = _R.sort(ref, raw)
-        if _R.sort_kind(ref, sort) != z3.Z3_BV_SORT:
-            return False
-        value = CANONICAL_NAN.get(_R.bv_size(ref, sort))
-        return value is not None and _R.numeral(ref, raw) == str(value).encode()
+        nid = _R.ast_id(ref, raw)
+        hit = self.nan_constants.get(nid)
+        if hit is None:
+            hit = False
+            if _R.ast_kind(ref, raw) == z3.Z3_NUMERAL_AST:
+                sort = _R.sort(ref, raw)
+                if _R.sort_kind(ref, sort) == z3.Z3_BV_SORT:
+                    value = CANONICAL_NAN.get(_R.bv_size(ref, sort))
+                    hit = value is not None and _R.numeral(ref, raw) == str(value).encode()
+            self.nan_constants[nid] = hit
+        return hit
 
     def _addend(self, node: tuple) -> tuple[int, Any] | None:
         """Mode real: (the shapes where `node` reads as its addend, that addend) when `node`

@@ -150,6 +150,23 @@ def test_canonical_nan_wrappers_are_equal_where_what_they_wrap_is():
     assert not same(_semantics_canon(ab), ba, ALL)
 
 
+def test_the_semantics_nan_test_is_recognised_in_every_format_and_a_near_miss_is_not():
+    # (recognised: the wrapper is walked as one operation; not: as its seven nodes)
+    same, d = _same(), SymbolicDomain(1)
+    signatures = set()
+    for fmt, w in (("f16", 16), ("bf16", 16), ("f32", 32), ("f64", 64)):
+        b = z3.BitVec(f"nan_test_{fmt}", w)
+        wrapped = canonicalize(d, fmt, [b], w)[0]
+        test = same._nan_test(wrapped.arg(0).as_ast(), b.as_ast())
+        assert test is not None, fmt
+        signatures.add(test)
+        # another value's test, or a test on another value, is not it
+        assert same._nan_test(wrapped.arg(0).as_ast(), (b + 1).as_ast()) is None, fmt
+    assert len(signatures) == 4                      # f16 and bf16 are different functions
+    near = _semantics_canon(z3.BitVec("nan_near", 32), 0x003FFFFF)
+    assert same._nan_test(near.arg(0).as_ast(), near.arg(2).as_ast()) is None
+
+
 # -- mode real: an fma with a zero multiplicand is its addend ------------------------------------
 
 NAN = z3.BitVecVal(0x7FFFFFFF, 32)
