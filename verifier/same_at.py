@@ -142,6 +142,7 @@ class SameAt:
         self.nodes: dict[int, tuple] = {}          # see `_node`
         self.zeros: dict[int, int] = {}            # see `_zero`
         self.nan_constants: dict[int, bool] = {}   # see `_canonical_nan`
+        self.decl_kinds: dict[int, int] = {}       # declaration pointer -> its kind
         self.arrays: dict[int, tuple[str, int] | None] = {}
         self.pinned: list = []
         self.ctx = z3.main_ctx()
@@ -279,7 +280,10 @@ class SameAt:
         args: list = []
         if _R.ast_kind(ref, raw) == z3.Z3_APP_AST:
             d = _R.app_decl(ref, raw)
-            kind, decl = _R.decl_kind(ref, d), d.value
+            decl = d.value
+            kind = self.decl_kinds.get(decl)
+            if kind is None:        # (a few declarations serve every node: fma, to_fp, ...)
+                kind = self.decl_kinds[decl] = _R.decl_kind(ref, d)
             args = [_R.app_arg(ref, raw, i) for i in range(_R.num_args(ref, raw))]
             if kind == z3.Z3_OP_ITE and self._canonical_nan(args[1]):
                 if self.real:
