@@ -48,16 +48,6 @@ _UNSEEN = object()
 _CANONICAL = -1        # the kind of a canonical-NaN wrapper, walked as one operation (`_node`)
 
 
-def _same_element(space: ShapeSpace, ex: tuple, ey: tuple, w: int) -> bool | None:
-    """Do two element loads read the same element at every shape of `w`? None when one of
-    them is no element at some shape there (the walk then compares them as terms)."""
-    if (ex[2] is not None and w & ex[2] != w) or (ey[2] is not None and w & ey[2] != w):
-        return None
-    if ex[0] != ey[0]:
-        return False
-    return w & space.bits(ex[1] == ey[1]) == w
-
-
 class _NanTest:
     """The semantics' NaN test of one float format (`semantics.ops.common.is_nan`, through the
     symbolic domain: the one definition) built around a placeholder. `c` is the test of `b`
@@ -81,7 +71,8 @@ class _NanTest:
         t = _SUBSTITUTE(ref, self.test.as_ast(), 1, self.src, self.dst)
         if t.value == c.value:
             return True
-        # Not `c`: a new term nothing holds (z3 counts references), freed here
+        # Not `c`. If the substitution built a new term, nothing holds it (z3 counts
+        # references: it starts at zero) and this frees it; an existing one keeps its count.
         _INC_REF(ref, t)
         _DEC_REF(ref, t)
         return False
