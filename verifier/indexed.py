@@ -43,6 +43,7 @@ from semantics.machine.indexed_buffers import IndexedAccess, array_buffer
 from verifier.parallel import first_failure
 from verifier.same_at import SameAt  # (re-exported: the walk lives in its own module)
 from verifier.shape_space import ShapeValues
+from verifier.symbolic_cta import CtaMismatch
 from verifier.spec import type_bits
 
 
@@ -190,69 +191,87 @@ class _Codes:
 
 
 def replay_log(codes: _Codes, at_shapes: Evaluate, b: IndexedBuffer, width: int,
-               initial: np.ndarray, accesses: tuple[IndexedAccess, ...], role: str
-               ) -> tuple[np.ndarray, np.ndarray, list, Differs | None]:
+               initial: np.ndarray, accesses: tuple[IndexedAccess, ...], role: str,
+               per_shape: int = 1
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, list, Differs | None]:
     """The codes `role` leaves in `b` at every shape (shapes x elements), replaying its
-    write log in program order, and which write left each (an index into the returned
-    writes, -1 for the initial contents); with a `Differs` when two threads write one
-    element.
+    write log in program order; which write left each (an index into the returned writes,
+    -1 for the initial contents) and, with `per_shape` > 1, from which point of the
+    evaluation (None otherwise: the point is the shape); with a `Differs` when two threads
+    write one element.
+
+    `per_shape`: the points of the evaluation are shapes times this many CTAs (one symbolic
+    CTA stands for all of them, `verifier.symbolic_cta`): point `p` is CTA `p % per_shape`
+    of shape `p // per_shape`, and a thread is a CTA and a lane.
 
     All writes at once: each becomes its (shape, element) cells, numbered shape-major; for
     cells written more than once, a stable sort by cell keeps program order within a cell,
-    so the cell's last write is the one that stays, and a cell written by two lanes is a
+    so the cell's last write is the one that stays, and a cell written by two threads is a
     clash."""
-    count, n = codes.count, initial.size
+    count, n = codes.count // per_shape, initial.size
     esz = np.uint64(b.elem_bytes)
-    cells, lanes, which = [], [], []
+    cells, threads, which, points = [], [], [], []
     writes = [a for a in accesses if a.kind == "w" and a.buffer == b.name]
     total = 0
     for j, a in enumerate(writes):
-        cond = _at(at_shapes, a.cond, count, f"the condition of {a.what}")
+        cond = _at(at_shapes, a.cond, codes.count, f"the condition of {a.what}")
         shapes = np.flatnonzero(cond)
         if not shapes.size:
             continue
         if a.nbytes != b.elem_bytes:
             raise NotIndexable(f"{a.what} writes part of an element of '{b.name}'")
-        off = _at(at_shapes, a.offset, count, f"the offset of {a.what}")
+        off = _at(at_shapes, a.offset, codes.count, f"the offset of {a.what}")
         elems = (off[shapes] // esz).astype(np.int64)     # inside and aligned: bounds passed
-        cells.append(shapes * n + elems)
+        cells.append((shapes // per_shape) * n + elems)
         # the write's codes go to positions total.. of the concatenated cells
         codes.assign(a.value, width, shapes, np.arange(total, total + shapes.size))
         total += shapes.size
-        lanes.append(np.full(shapes.size, a.lane, dtype=np.int64))
+        threads.append((shapes % per_shape) * _LANES + a.lane)
         which.append(np.full(shapes.size, j, dtype=np.int64))
+        points.append(shapes)
     out = np.broadcast_to(initial, (count, n)).copy()
     writer = np.full((count, n), -1, dtype=np.int32)
+    point = np.full((count, n), -1, dtype=np.int64) if per_shape > 1 else None
     if not cells:
-        return out, writer, writes, None
+        return out, writer, point, writes, None
     values = np.empty(total, dtype=np.int64)
     codes.resolve(values)
     cell = np.concatenate(cells)
     flat = out.reshape(-1)
+    which_all = np.concatenate(which)
+    point_all = np.concatenate(points) if point is not None else None
+
+    def keep(at, src) -> None:          # cells `cell[at]` take the writes `src`
+        flat[cell[at]] = values[src]
+        writer.reshape(-1)[cell[at]] = which_all[src]
+        if point is not None:
+            point.reshape(-1)[cell[at]] = point_all[src]
+
     # Most cells are written once: those are assigned directly; only the others are sorted.
     again = np.bincount(cell, minlength=flat.size)[cell] > 1
-    once = ~again
-    flat[cell[once]] = values[once]
-    which_all = np.concatenate(which)
-    writer.reshape(-1)[cell[once]] = which_all[once]
+    once = np.flatnonzero(~again)
+    keep(once, once)
     if not again.any():
-        return out, writer, writes, None
+        return out, writer, point, writes, None
     pos = np.flatnonzero(again)
     order = pos[np.argsort(cell[pos], kind="stable")]      # program order within a cell
-    cell = cell[order]
-    lane = np.concatenate(lanes)[order]
-    starts = np.flatnonzero(np.r_[True, cell[1:] != cell[:-1]])
-    ends = np.r_[starts[1:], cell.size] - 1
-    clash = np.minimum.reduceat(lane, starts) != np.maximum.reduceat(lane, starts)
+    sorted_cells = cell[order]
+    thread = np.concatenate(threads)[order]
+    starts = np.flatnonzero(np.r_[True, sorted_cells[1:] != sorted_cells[:-1]])
+    ends = np.r_[starts[1:], sorted_cells.size] - 1
+    clash = np.minimum.reduceat(thread, starts) != np.maximum.reduceat(thread, starts)
     if clash.any():
         g = int(np.argmax(clash))
-        shape, elem = divmod(int(cell[starts[g]]), n)
+        shape, elem = divmod(int(sorted_cells[starts[g]]), n)
         a = writes[int(which_all[order][ends[g]])]
-        return out, writer, writes, Differs(shape, f"two threads of the {role} may write "
-                                                   f"element {elem} of '{b.name}' ({a.what})")
-    flat[cell[ends]] = values[order][ends]
-    writer.reshape(-1)[cell[ends]] = which_all[order][ends]
-    return out, writer, writes, None
+        return out, writer, point, writes, Differs(
+            shape, f"two threads of the {role} may write element {elem} of '{b.name}' "
+                   f"({a.what})")
+    keep(order[ends], order[ends])
+    return out, writer, point, writes, None
+
+
+_LANES = 1 << 32        # (a thread of one symbolic CTA: its CTA times this, plus its lane)
 
 
 def compare(values: ShapeValues, buffers: dict[str, IndexedBuffer],
@@ -261,31 +280,41 @@ def compare(values: ShapeValues, buffers: dict[str, IndexedBuffer],
             shape_only: Callable[[Any], bool] | None = None,
             real: bool = False,
             pin: Callable[[Any], None] | None = None,
-            jobs: int = 1) -> tuple[int, Differs | None]:
+            jobs: int = 1, per_shape: int = 1) -> tuple[int, Differs | None]:
     """(elements compared, the first shape where the kernels may differ or None). `real`:
     the terms are compared as real numbers where they differ as floats (`SameAt`, which
     keeps the terms it walks alive with `pin` for as long as `values` lives, in `jobs`
-    processes)."""
+    processes). `per_shape` > 1: the evaluation's points are shapes times CTAs (see
+    `replay_log`); an element both kernels write must be written by the same CTA in both,
+    else `CtaMismatch`."""
     space = values.space
-    count = space.count
     at_shapes = values.full
-    codes = _Codes(at_shapes, count, buffers)
+    codes = _Codes(at_shapes, space.count, buffers)
     compared = 0
     for name, init in initial.items():
         b = buffers[name]
-        left, writer, writes = {}, {}, {}
+        left, writer, point, writes = {}, {}, {}, {}
         for role, log in logs.items():
-            left[role], writer[role], writes[role], clash = replay_log(
-                codes, at_shapes, b, widths[name], init, log, role)
+            left[role], writer[role], point[role], writes[role], clash = replay_log(
+                codes, at_shapes, b, widths[name], init, log, role, per_shape)
             if clash is not None:
                 return compared, clash
         live = np.arange(init.size, dtype=np.uint64)[None, :] * np.uint64(b.elem_bytes) \
-            < b.length_bytes[:, None]
+            < b.length_bytes[::per_shape, None]
+        if per_shape > 1:
+            # Equal codes are equal values only at one point: a term may mention %ctaid.
+            both = live & (writer["reference"] >= 0) & (writer["candidate"] >= 0)
+            apart = both & (point["reference"] != point["candidate"])
+            if apart.any():
+                s, e = (int(i[0]) for i in np.nonzero(apart))
+                raise CtaMismatch(f"element {e} of '{name}' is written by different CTAs of "
+                                  f"the two kernels (shape {s} of the plan)")
         differ = (left["reference"] != left["candidate"]) & live
         compared += int(live.sum())
         if differ.any():
             same = SameAt(values.grid_raw, space, buffers, shape_only, real, pin)
-            at = _second_look(same, count, differ, writer, writes, jobs)
+            at = _second_look(same, space.count, differ, writer, writes, jobs,
+                              point["reference"])
             if at is not None:
                 s, e = at
                 return compared, Differs(s, f"element {e} of '{name}' is not shown to be the "
@@ -294,15 +323,17 @@ def compare(values: ShapeValues, buffers: dict[str, IndexedBuffer],
 
 
 def _second_look(same: "SameAt", count: int, differ: np.ndarray,
-                 writer: dict[str, np.ndarray], writes: dict[str, list], jobs: int = 1
-                 ) -> tuple[int, int] | None:
+                 writer: dict[str, np.ndarray], writes: dict[str, list], jobs: int = 1,
+                 point: np.ndarray | None = None) -> tuple[int, int] | None:
     """Cells whose codes differ may still hold equal terms: the values two writes store
     can be built alike around shape-dependent parts (a matmul's `fma(A[row*K + k], ...)`,
     its padding `If(k < K, a, 0)`). Per pair of writes (reference, candidate), over the
-    shapes where that pair meets, `SameAt` compares their values. Returns the first
-    (shape, element) not shown equal this way, or None. The pairs are independent: `jobs`
-    processes share them (`verifier.parallel.first_failure`, the same answer)."""
+    points where that pair meets (`point`: each cell's point of the evaluation, where it is
+    not its shape), `SameAt` compares their values. Returns the first (shape, element) not
+    shown equal this way, or None. The pairs are independent: `jobs` processes share them
+    (`verifier.parallel.first_failure`, the same answer)."""
     shapes, elems = np.nonzero(differ)
+    at = shapes if point is None else point[differ]
     wr, wc = writer["reference"][differ], writer["candidate"][differ]
     pair = wr.astype(np.int64) * (1 << 32) + wc.astype(np.int64)
     # cells grouped by pair of writes (one sort, not one pass over every cell per pair)
@@ -318,7 +349,7 @@ def _second_look(same: "SameAt", count: int, differ: np.ndarray,
         if jr < 0 or jc < 0:
             return False                                  # an element one kernel never wrote
         where = np.zeros(count, dtype=bool)
-        where[shapes[order[lo:hi]]] = True
+        where[at[order[lo:hi]]] = True
         return same(writes["reference"][jr].value, writes["candidate"][jc].value, where)
 
     g = first_failure(len(groups), shown, jobs)

@@ -57,6 +57,23 @@ class ShapeSpace:
             self.index = pos
         self.ones = (1 << self.count) - 1       # the bit set of every shape
 
+    def times(self, names: Sequence[str], dims: Sequence[int]) -> "ShapeSpace":
+        """This space times a whole grid of more axes (`names[j]` takes the values
+        0 .. dims[j] - 1), the new axes last: point `p` of the product is shape
+        `p // prod(dims)` of this space, the new axes varying fastest. (One symbolic CTA
+        stands for every CTA of a launch this way: `verifier.symbolic_cta`.)"""
+        per = int(np.prod(dims, dtype=np.int64))
+        out = ShapeSpace.__new__(ShapeSpace)
+        out.names = self.names + tuple(names)
+        out.dims = self.dims + tuple(dims)
+        out.size = self.size * per
+        out.count = self.count * per
+        out._axes = self._axes + [np.arange(d, dtype=np.int64) for d in dims]
+        out.index = None if self.index is None else \
+            (self.index[:, None] * per + np.arange(per, dtype=np.int64)).reshape(-1)
+        out.ones = (1 << out.count) - 1
+        return out
+
     def env(self, widths: Mapping[str, int]) -> dict[str, np.ndarray]:
         """Each scalar's values along its own axis (broadcastable to the grid), as the
         unsigned `widths[name]`-bit values a term over it reads."""

@@ -40,23 +40,21 @@ from semantics.machine import MemoryFault
 from semantics.machine.executor import ExecutionError, UnrollLimit
 from semantics.machine.symbolic_port import AddressBudget, LaunchShape
 from semantics.machine.symbolic_run import SymbolicLaunch, run_symbolic
-from verifier.address_values import offset_values
 from verifier.claim import _launch_scalars, _symbolic_inputs
 from verifier.counterexample import (_concrete_inputs, _domain, _inconclusive, model_inputs,
                                      pretest, replay_fault, replay_race)
 from verifier.emulate import prepare_side
-from verifier.guarded_sums import same_sums
 from verifier.indexed import (NotIndexable, buffer_info, compare, indexed_params, size_check,
                               two_dimensional, violation)
-from verifier.outputs import _outputs, _same, _value, compare_outputs, random_testing
+from verifier.outputs import _outputs, _same, compare_outputs, random_testing
 from verifier.real_mode import ASSUMPTION as REAL_ASSUMPTION, NotReal, RealTranslator
 from verifier.solvers import Obligation, solve
 from verifier.spec import PairSpec, type_bits
-from verifier.shape_space import ShapeOnly, ShapeSpace, ShapeValues
-from verifier.verdict import InternalError, Stage, Verdict, _Ctx
+from verifier.feasibility import Feasibility
+from verifier.symbolic_cta import CtaAxes, CtaMismatch, cta_axes, existence
+from verifier.verdict import INCONCLUSIVE, InternalError, Stage, Verdict, _Ctx
 
 MAX_COMBINATIONS = 2_000_000     # shapes enumerated (cheaply) to find the maximal launch
-RESOLVE_LIMIT = 4096             # values one symbolic address may take
 
 
 class ShapeFallback(Exception):
@@ -144,245 +142,7 @@ def plan_at(spec: PairSpec, env: dict[str, int]) -> ShapePlan:
                      ())
 
 
-_UNSEEN = object()
-
-
-class _Feasibility:
-    """Is a lane condition possible / certain under the claim? Conditions about shape scalars
-    alone are evaluated at every allowed shape (exact: the plan lists them all); others go to
-    a solver with the claim's constraints (memoized per term). Also lists the values a
-    symbolic address offset takes (`resolve`)."""
-
-    def __init__(self, sp: ShapePlan, variables: dict[str, Any], constraints: list,
-                 timeout_s: float = 2.0) -> None:
-        self.vars = {n: variables[n] for n in sp.names}
-        self.names = set(self.vars)
-        self.space = ShapeSpace(sp.names, sp.axes, sp.shapes)
-        widths = {n: v.size() for n, v in self.vars.items()}
-        # Not bound methods of this object: the values below hold it, and a cycle through a
-        # bound method would leave every term of the launch to Python's rare full collection
-        # (z3 slows down with each term alive, for the rest of a process that checks more).
-        only = ShapeOnly(self.names)
-        self.shape_only, self.shape_only_ast = only, only.ast
-        # terms of the shape alone over the grid of shapes (`shape_only` pins what it admits)
-        self.values = ShapeValues(self.space, widths, admit=only)
-        self.points = self.space.points(widths)         # each scalar at every shape
-        self.count = sp.count
-        self.solver = z3.Solver()
-        self.solver.set("timeout", int(timeout_s * 1000))
-        self.solver.add(*constraints)
-        # Memos keyed by z3 term id. z3 reuses the id of a freed term, so every memo also
-        # keeps its terms alive (`pinned`) for as long as the memo lives.
-        self.memo: dict[int, bool] = {}
-        self.settle_memo: dict[int, bool | None] = {}
-        self.sums_memo: dict[int, np.ndarray | None] = {}
-        self.pinned: list = []
-
-    def grid_at(self, t) -> np.ndarray | None:
-        """`t` over the grid of shapes (compact: `verifier.shape_space`), or None when it
-        depends on more than the shape scalars."""
-        return self.values.grid(t)
-
-    def at_shapes(self, t) -> np.ndarray | None:
-        """`t` at every shape, or None when it depends on more than the shape scalars."""
-        return self.values.full(t)
-
-    def possible(self, cond) -> bool:
-        if isinstance(cond, (bool, np.bool_)):
-            return bool(cond)
-        key = cond.get_id()
-        hit = self.memo.get(key)
-        if hit is None:
-            self.pinned.append(cond)
-            vals = self.values.factors(cond)
-            if vals is not None:
-                hit = self.space.any_of(vals)
-            else:
-                self.solver.push()
-                self.solver.add(cond)
-                hit = self.solver.check() != z3.unsat        # unknown keeps the lane: sound
-                self.solver.pop()
-            self.memo[key] = hit
-        return hit
-
-    def certain(self, cond) -> bool:
-        if isinstance(cond, (bool, np.bool_)):
-            return bool(cond)
-        return not self.possible(z3.Not(cond))
-
-    def prune(self, mask):
-        return [m if isinstance(m, (bool, np.bool_)) or self.possible(m) else False
-                for m in mask]
-
-    def settle(self, mask):
-        """Each lane condition that mentions only shape scalars and holds at every allowed
-        shape becomes True, at none False (exact: the claim is those shapes); others stay."""
-        if not self.names:
-            return mask           # one fixed shape: nothing is about shapes alone
-        out = []
-        memo = self.settle_memo
-        for m in mask:
-            if isinstance(m, (bool, np.bool_)):
-                out.append(m)
-                continue
-            key = m.get_id()
-            hit = memo.get(key, _UNSEEN)
-            if hit is _UNSEEN:
-                vals = self.values.factors(m)
-                hit = None if vals is None else \
-                    (True if all(self.space.all(v) for v in vals) else
-                     False if not self.space.any_of(vals) else None)
-                memo[key] = hit
-                self.pinned.append(m)
-            out.append(m if hit is None else hit)
-        return out
-
-    def violated(self, ob) -> tuple[bool, int | None]:
-        """(decided, the first shape where a bounds obligation kept in parts is violated or
-        None); not decided when it has no parts or a part depends on more than the shape
-        scalars. Each part, `a lane condition and the length short of its end`, is decided
-        over the grid of shapes, its conjuncts kept apart (`ShapeSpace.any_of`)."""
-        if ob.length is None:
-            return False, None
-        length = self.grid_at(ob.length)
-        if length is None:
-            return False, None
-        hit = None
-        for conds, end in ob.reaches:
-            short = length < np.uint64(end)
-            if not self.space.any(short):
-                continue
-            for c in conds:
-                factors = self.values.factors(c)
-                if factors is None:
-                    return False, None
-                if hit is None and self.space.any_of(factors + [short]):
-                    hit = self.space.first_of(factors + [short])
-        return True, hit
-
-    def decide(self, conds: list) -> tuple[int | None, list]:
-        """(index of a shape where one of `conds` holds, or None; the conditions that
-        depend on more than the shape scalars, left for a solver)."""
-        rest, evaluable = [], []
-        for c in conds:
-            if isinstance(c, (bool, np.bool_)):
-                if c:
-                    return 0, []
-                continue
-            (evaluable if self.shape_only(c) else rest).append(c)
-        if evaluable:
-            vals = self.grid_at(z3.Or(evaluable)) if len(evaluable) > 1 else \
-                self.grid_at(evaluable[0])
-            if vals is None:
-                rest.extend(evaluable)
-            elif self.space.any(vals):
-                return self.space.first(vals), []
-        return None, rest
-
-    def leaves(self, t) -> np.ndarray | None:
-        """Per shape, the id of the term `t` selects: selections (`If`) on shape-only
-        conditions are resolved at every shape; anything else is a leaf. None when `t` is
-        concrete."""
-        if isinstance(t, (int, np.integer)):
-            return None
-        return self._leaves(t, {})
-
-    def _leaves(self, e, memo: dict[int, np.ndarray]) -> np.ndarray:
-        # (a method, not a recursive closure: that would be a reference cycle holding the
-        # memo and this object until Python's next full collection)
-        key = e.get_id()
-        hit = memo.get(key)
-        if hit is not None:
-            return hit
-        out = None
-        if z3.is_app_of(e, z3.Z3_OP_ITE):
-            c = self.at_shapes(e.arg(0))
-            if c is not None:
-                out = np.where(c, self._leaves(e.arg(1), memo), self._leaves(e.arg(2), memo))
-        if out is None:
-            out = np.full(self.count, key, dtype=np.int64)
-        memo[key] = out
-        return out
-
-    def same_everywhere(self, a, b, live) -> bool:
-        """Do `a` and `b` select the same term at every shape where the element exists?
-        (Then they are equal for every input: exact, no solver.)"""
-        la, lb = self.leaves(a), self.leaves(b)
-        if la is None or lb is None:
-            return False
-        where = np.ones(self.count, bool) if live is True else self.at_shapes(live)
-        if where is None:
-            return False
-        return bool((la[where] == lb[where]).all())
-
-    def same_sums(self, a, b, live) -> bool:
-        """Do `a` and `b` add the same guarded terms at every shape where the element exists?
-        (`verifier.guarded_sums`: exact, no solver.)"""
-        where = np.ones(self.count, bool) if live is True else self.at_shapes(live)
-        if where is None:
-            return False
-        self.pinned.extend(t for t in (a, b) if z3.is_expr(t))   # the memos key by subterm id
-        return same_sums(a, b, where, self.at_shapes, self.count, self.sums_memo,
-                         self.shape_only_ast)
-
-    def specialize(self, a, b, live) -> list | None:
-        """Split the element by the values of the shape-only selections inside its terms:
-        for each combination that occurs at an allowed shape where the element exists, both
-        terms with those selections decided and simplified (z3 normalizes sums, so equal
-        sums in another order become identical). Returns the combinations whose terms still
-        differ, as (condition, reference term, candidate term) — [] proves the element;
-        None when the terms contain no shape-only selection."""
-        conds: dict[int, Any] = {}
-        seen: set[int] = set()
-        stack = [t for t in (a, b) if not isinstance(t, (int, np.integer))]
-        while stack:
-            e = stack.pop()
-            if e.get_id() in seen:
-                continue
-            seen.add(e.get_id())
-            if z3.is_app_of(e, z3.Z3_OP_ITE) and self.shape_only(e.arg(0)):
-                conds.setdefault(e.arg(0).get_id(), e.arg(0))
-                stack.extend((e.arg(1), e.arg(2)))
-            else:
-                stack.extend(e.children())
-        if not conds:
-            return None
-        cs = list(conds.values())
-        rows = [self.at_shapes(c) for c in cs]
-        where = np.ones(self.count, bool) if live is True else self.at_shapes(live)
-        if where is None or any(r is None for r in rows):
-            return None
-        table = np.stack(rows)[:, where]
-        out = []
-        for col in np.unique(table, axis=1).T:
-            subst = [(c, z3.BoolVal(bool(v))) for c, v in zip(cs, col)]
-            sa = a if isinstance(a, (int, np.integer)) else z3.simplify(z3.substitute(a, *subst))
-            sb = b if isinstance(b, (int, np.integer)) else z3.simplify(z3.substitute(b, *subst))
-            if _equal_terms(sa, sb):
-                continue
-            pattern = z3.And([c if v else z3.Not(c) for c, v in zip(cs, col)])
-            out.append((pattern if live is True else z3.And(pattern, live), _value(sa),
-                        _value(sb)))
-        return out
-
-    def resolve(self, off, cond) -> set[int] | None:
-        """The values a symbolic address offset takes where `cond` may hold, over every
-        allowed shape (and every value of the few input bits it may mention, see
-        `verifier.address_values`); None when it depends on too many input bits or takes more
-        than RESOLVE_LIMIT values."""
-        if not self.possible(cond):
-            return set()
-        vals = self.at_shapes(off)
-        if vals is None:
-            return offset_values(off, cond, self.points, self.count, RESOLVE_LIMIT)
-        keep = None if isinstance(cond, (bool, np.bool_)) else self.at_shapes(cond)
-        if keep is not None:
-            vals = vals[keep]
-        out = set(np.unique(vals).tolist())
-        return out if len(out) <= RESOLVE_LIMIT else None
-
-
-def _same_as_reals(feas: _Feasibility, reals: RealTranslator, a, b, live, width: int) -> bool:
+def _same_as_reals(feas: Feasibility, reals: RealTranslator, a, b, live, width: int) -> bool:
     """Do the real-arithmetic readings of `a` and `b` select the same term at every shape?"""
     try:
         ra, rb = reals.value(a, width), reals.value(b, width)
@@ -392,13 +152,6 @@ def _same_as_reals(feas: _Feasibility, reals: RealTranslator, a, b, live, width:
         return True
     ra, rb = z3.simplify(ra), z3.simplify(rb)      # normalizes sums: a*x + y == y + x*a
     return ra.eq(rb) or feas.same_everywhere(ra, rb, live)
-
-
-def _equal_terms(a, b) -> bool:
-    a, b = _value(a), _value(b)
-    if isinstance(a, int) or isinstance(b, int):
-        return isinstance(a, int) and isinstance(b, int) and a == b
-    return a.eq(b)
 
 
 def _widen(v, p) -> Any:
@@ -414,27 +167,31 @@ def _lt(i: int, bound) -> Any:
 
 
 def _launch(ctx: _Ctx, sp: ShapePlan, role: str, values: dict, env64: dict,
-            feas: _Feasibility, indexed: bool) -> SymbolicLaunch:
+            feas: Feasibility, indexed: bool, cta: CtaAxes | None = None) -> SymbolicLaunch:
     spec = ctx.spec
     side = spec.side(role)
-    k = ctx.prepared.get(role)
-    if k is None:
-        k = ctx.prepared[role] = prepare_side(side)
+    k = _prepared(ctx, role)
     gmax = sp.grids[role]
     terms = [e.to_z3(env64) for e in side.grid] + [1] * (3 - len(side.grid))
-    exists = []
-    for z in range(gmax[2]):
-        for y in range(gmax[1]):
-            for x in range(gmax[0]):
-                parts = [c for c in (_lt(x, terms[0]), _lt(y, terms[1]), _lt(z, terms[2]))
-                         if c is not True]
-                if any(c is False for c in parts):
-                    exists.append(False)
-                    continue
-                cond = z3.And(parts) if parts else True
-                exists.append(True if cond is True or feas.certain(cond) else cond)
-    special = {f"%nctaid.{a}": z3.Extract(31, 0, t) for a, t in zip("xyz", terms)
-               if not isinstance(t, int)}
+    if cta is not None:
+        # one CTA, its %ctaid the shape scalars of `cta` (`verifier.symbolic_cta`)
+        cond, special = existence(cta, values, terms)
+        gmax = (1, 1, 1)
+        exists = [True if cond is True or (cond is not False and feas.certain(cond)) else cond]
+    else:
+        exists = []
+        for z in range(gmax[2]):
+            for y in range(gmax[1]):
+                for x in range(gmax[0]):
+                    parts = [c for c in (_lt(x, terms[0]), _lt(y, terms[1]),
+                                         _lt(z, terms[2])) if c is not True]
+                    if any(c is False for c in parts):
+                        exists.append(False)
+                        continue
+                    cond = z3.And(parts) if parts else True
+                    exists.append(True if cond is True or feas.certain(cond) else cond)
+        special = {f"%nctaid.{a}": z3.Extract(31, 0, t) for a, t in zip("xyz", terms)
+                   if not isinstance(t, int)}
     limits = {}
     for name, kp in zip(side.arg_names, k.fn.params):
         p = spec.param(name)
@@ -450,23 +207,21 @@ def _launch(ctx: _Ctx, sp: ShapePlan, role: str, values: dict, env64: dict,
                         indexed=indexed_params(spec, role, k.fn.params) if indexed else None)
 
 
+def _prepared(ctx: _Ctx, role: str):
+    k = ctx.prepared.get(role)
+    if k is None:
+        k = ctx.prepared[role] = prepare_side(ctx.spec.side(role))
+    return k
+
+
 def check_shapes(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int) -> Verdict | None:
     """None when the claim holds for every shape in `sp`; else the verdict it forces.
-    Raises ShapeFallback when this mode cannot decide (the caller may enumerate)."""
+    Raises ShapeFallback when this mode cannot decide (the caller may enumerate).
+
+    With its in/out buffers indexed, a claim is first run on one symbolic CTA standing for
+    every CTA (`verifier.symbolic_cta`); what that run does not decide (a proof or a replayed
+    refutation) is run again on the full maximal launch, as if it had not been tried."""
     spec = ctx.spec
-    values, constraints, variables = _symbolic_inputs(spec, fixed, sp.lengths)
-    env64: dict[str, Any] = {n: v for n, v in fixed.items()}
-    for n in sp.names:
-        env64[n] = _widen(values[n], spec.param(n))
-    for a in spec.assume:
-        c = a.to_z3(env64)
-        if c is False:
-            raise ShapeFallback(f"assume {a.text!r} never holds")
-        if c is not True:
-            constraints.append(c)
-    feas = _Feasibility(sp, values, constraints)
-    what = (f"{sp.count} launch shapes ({', '.join(sp.names)} symbolic)" if sp.names else
-            f"{_shape(fixed)}, every access logged")
     t0 = time.perf_counter()
     if sp.names:
         # On the emulator first: the smallest shape (the smallest counterexample), a random
@@ -478,16 +233,64 @@ def check_shapes(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int) -> 
                                 f"emulator, random inputs, races detected"))
         if tested is not None:
             return tested
-        t0 = time.perf_counter()
-    launches: dict[str, SymbolicLaunch] = {}
     indexed = two_dimensional(spec, sp.names)
+    cta: CtaAxes | str | None = None
+    if indexed and sp.names:
+        try:
+            cta = cta_axes(spec, sp.grids, {r: _prepared(ctx, r)
+                                            for r in ("reference", "candidate")})
+        except UnsupportedError as e:
+            raise ShapeFallback(str(e)) from None
+    if isinstance(cta, CtaAxes):
+        t0 = time.perf_counter()
+        kept = len(ctx.stages), len(ctx.obligations), set(ctx.assumptions), ctx.witness
+        try:
+            v = _maximal(ctx, sp, fixed, seed, indexed, cta)
+            if v is None or v.kind != INCONCLUSIVE:
+                return v
+            why = "; ".join(v.reasons)
+        except (ShapeFallback, CtaMismatch) as e:
+            why = str(e)
+        # Not an answer: forget what the run added, and run the full launch.
+        del ctx.stages[kept[0]:], ctx.obligations[kept[1]:]
+        ctx.assumptions.intersection_update(kept[2])
+        ctx.witness = kept[3]
+        ctx.stages.append(Stage("one symbolic CTA", "skipped", time.perf_counter() - t0,
+                                f"{why}; the full maximal launch decides"))
+    return _maximal(ctx, sp, fixed, seed, indexed, None)
+
+
+def _maximal(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int, indexed: bool,
+             cta: CtaAxes | None) -> Verdict | None:
+    """`check_shapes` on one maximal launch: every CTA, or one symbolic CTA (`cta`)."""
+    spec = ctx.spec
+    values, constraints, variables = _symbolic_inputs(spec, fixed, sp.lengths)
+    env64: dict[str, Any] = {n: v for n, v in fixed.items()}
+    for n in sp.names:
+        env64[n] = _widen(values[n], spec.param(n))
+    for a in spec.assume:
+        c = a.to_z3(env64)
+        if c is False:
+            raise ShapeFallback(f"assume {a.text!r} never holds")
+        if c is not True:
+            constraints.append(c)
+    if cta is not None:
+        values = dict(values, **cta.variables())
+    feas = Feasibility(sp, values, constraints, cta=cta)
+    what = (f"{sp.count} launch shapes ({', '.join(sp.names)} symbolic)" if sp.names else
+            f"{_shape(fixed)}, every access logged")
+    if cta is not None:
+        what += (f"; one symbolic CTA ({', '.join(cta.names)}) for the "
+                 f"{cta.per_shape} CTAs of the largest grid")
+    t0 = time.perf_counter()
+    launches: dict[str, SymbolicLaunch] = {}
     if indexed:
         _indexed(size_check, spec, sp.count, sp.lengths)
         what += "; in/out buffers indexed (their lengths mention two shape scalars)"
     while len(launches) < 2:
         role = ("reference", "candidate")[len(launches)]
         try:
-            launches[role] = _launch(ctx, sp, role, values, env64, feas, indexed)
+            launches[role] = _launch(ctx, sp, role, values, env64, feas, indexed, cta)
         except (MemoryFault, ExecutionError) as e:
             # On lanes that run for every shape: any shape shows it; the largest has them all.
             verdict = replay_fault(ctx, role, dict(fixed, **sp.shapes[-1]), seed)
@@ -523,11 +326,14 @@ def check_shapes(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int) -> 
         if hit is None:
             hit, rest = feas.decide(terms)
         if hit is not None:
-            verdict = replay_fault(ctx, role, dict(fixed, **sp.shapes[hit]), seed)
+            verdict = replay_fault(ctx, role, dict(fixed, **feas.shape_at(hit)), seed)
             if verdict is not None:
                 return verdict
+            if cta is not None:       # (the point's CTA may not exist in the real launch)
+                raise ShapeFallback(f"an invalid access by the {role} at "
+                                    f"{_shape(feas.shape_at(hit))} did not fault")
             raise InternalError(f"an invalid access by the {role} at "
-                                f"{_shape(sp.shapes[hit])} did not fault on the emulator "
+                                f"{_shape(feas.shape_at(hit))} did not fault on the emulator "
                                 f"(keq bug)")
         if not rest:
             continue
@@ -556,7 +362,7 @@ def check_shapes(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int) -> 
         for role, launch in launches.items():
             hit = _indexed(violation, feas.values, info, launch.indexed)
             if hit is not None:
-                at = dict(fixed, **sp.shapes[hit[0]])
+                at = dict(fixed, **feas.shape_at(hit[0]))
                 verdict = replay_fault(ctx, role, at, seed)
                 if verdict is not None:
                     return verdict
@@ -654,7 +460,7 @@ def check_shapes(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int) -> 
                                if p.access == "out"},
                               {r: launch.indexed for r, launch in launches.items()},
                               feas.shape_only_ast, spec.mode == "real", feas.pinned.append,
-                              ctx.jobs)
+                              ctx.jobs, feas.per_shape)
         if differs is not None:
             raise CheckAt(dict(fixed, **sp.shapes[differs.shape]), differs.why)
         if spec.mode == "real":
@@ -682,7 +488,7 @@ def _shape(scalars: dict) -> str:
 
 def _races(ctx: _Ctx, role: str, launch: SymbolicLaunch, sp: ShapePlan, fixed: dict,
            constraints: list, variables: dict, seed: int,
-           feas: _Feasibility) -> Verdict | None:
+           feas: Feasibility) -> Verdict | None:
     """Conflicting accesses must never both happen; a model of both happening is replayed
     with the emulator's race detector before it is reported."""
     hit, rest = feas.decide([r.cond for r in launch.races])
@@ -700,7 +506,7 @@ def _races(ctx: _Ctx, role: str, launch: SymbolicLaunch, sp: ShapePlan, fixed: d
                 return verdict
     if hit is not None:
         # Both happen at this shape whatever the inputs: random inputs show it.
-        attempts = [_concrete_inputs(ctx, dict(fixed, **sp.shapes[hit]), seed)]
+        attempts = [_concrete_inputs(ctx, dict(fixed, **feas.shape_at(hit)), seed)]
         what = next((r.what for r in launch.races if r.cond is True), launch.races[0].what)
     elif not rest:
         return None

@@ -5,8 +5,8 @@ The 1-D pairs, the histograms (addresses over input data, split by value) and th
 (addresses over two symbolic dimensions: in/out buffers indexed, verifier/indexed.py) must
 reach their `expect` this way, and so must the bit-exact matmul with whole k tiles and the
 real-mode matmul (their fma chains compared term by term at every shape, verifier/same_at.py;
-the real one reads the padding `fma(0, 0, acc)` as `acc`: about 40 s and 5 GB, the slowest
-test). A claim past the indexed-buffer size limit (tests/data/matmul_big) is
+the real one reads the padding `fma(0, 0, acc)` as `acc`; both run one symbolic CTA for the
+four, verifier/symbolic_cta.py: the real one about 12 s and 5 GB, the slowest test). A claim past the indexed-buffer size limit (tests/data/matmul_big) is
 Inconclusive with that reason named (never a pass); tests/golden/test_verify_probes.py
 refutes the buggy matmuls over their whole claims.
 """
@@ -46,6 +46,9 @@ DATA_ADDRESSES = ["histogram/shared.toml", "histogram/shared_noinit_sync.toml",
 TWO_D = ["transpose/tiled.toml", "transpose/padded.toml", "transpose/tiled_nobounds.toml",
          "transpose/tiled_nobounds_aligned.toml", "transpose/padded_badstride.toml",
          "matmul/tiled_bitexact_k16.toml", "matmul/tiled_real.toml"]
+# Proved on one symbolic CTA standing for all four (verifier/symbolic_cta.py), not on a fall
+# back to every CTA: both kernels write each element of C from the same CTA.
+ONE_CTA = ["matmul/tiled_bitexact_k16.toml", "matmul/tiled_real.toml"]
 
 
 @pytest.mark.parametrize("path", ONE_D + DATA_ADDRESSES + TWO_D)
@@ -54,6 +57,10 @@ def test_whole_claim_reaches_expect(path):
     v = verify(spec, timeout_s=60)
     assert v.kind == spec.expect, (v.reasons, v.stages)
     assert "one symbolic maximal launch" in v.coverage
+    if path in ONE_CTA:
+        run = [s for s in v.stages if s.name == "symbolic execution"][-1]     # (after probes)
+        assert "one symbolic CTA" in run.detail and not any(s.name == "one symbolic CTA"
+                                                             for s in v.stages)
     if v.kind != NOT_EQUIVALENT:
         ranged = [p for p in spec.scalars if p.range is not None]
         assert v.assignments == sum(spec.check_assumptions(dict(zip([p.name for p in ranged],

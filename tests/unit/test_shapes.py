@@ -320,10 +320,10 @@ OUT:
 
 
 def test_settle_decides_lane_conditions_over_the_allowed_shapes():
-    from verifier.shapes import _Feasibility
+    from verifier.feasibility import Feasibility
     sp = plan(load_spec(K / "vector_add/vec4.toml"), {})
     n = z3.BitVec("n", 32)
-    feas = _Feasibility(sp, {"n": n}, [])
+    feas = Feasibility(sp, {"n": n}, [])
     always, never, some = n >= 1, n > 2048, n > 7
     got = feas.settle([always, never, some, True, False])
     assert got[0] is True and got[1] is False and got[2] is some and got[3:] == [True, False]

@@ -1,0 +1,287 @@
+"""Lane conditions of a maximal launch decided under the claim (`verifier.shapes`).
+
+`Feasibility` answers "may this lane condition hold?", "does it hold at every allowed shape?"
+and "which values may this address offset take?": conditions of the shape scalars alone by
+evaluating them at every allowed shape over the grid of shapes (`verifier.shape_space`:
+exact, as the plan lists every shape), the rest with a solver and the claim's constraints.
+With one symbolic CTA (`verifier.symbolic_cta`) the points evaluated are shapes times CTAs.
+It also compares output terms shape by shape (`same_everywhere`, `same_sums`, `specialize`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import z3
+
+from verifier.address_values import offset_values
+from verifier.guarded_sums import same_sums
+from verifier.outputs import _value
+from verifier.shape_space import ShapeOnly, ShapeSpace, ShapeValues
+from verifier.symbolic_cta import CtaAxes
+
+if TYPE_CHECKING:
+    from verifier.shapes import ShapePlan
+
+RESOLVE_LIMIT = 4096             # values one symbolic address may take
+
+
+_UNSEEN = object()
+
+
+class Feasibility:
+    """Is a lane condition possible / certain under the claim? Conditions about shape scalars
+    alone are evaluated at every allowed shape (exact: the plan lists them all); others go to
+    a solver with the claim's constraints (memoized per term). Also lists the values a
+    symbolic address offset takes (`resolve`)."""
+
+    def __init__(self, sp: ShapePlan, variables: dict[str, Any], constraints: list,
+                 timeout_s: float = 2.0, cta: CtaAxes | None = None) -> None:
+        """`cta`: one symbolic CTA stands for all (`verifier.symbolic_cta`): its `%ctaid`
+        registers are more axes of the grid, and a point is a shape and a CTA."""
+        extra = cta.names if cta is not None else ()
+        self.vars = {n: variables[n] for n in sp.names + extra}
+        self.names = set(self.vars)
+        self.space = ShapeSpace(sp.names, sp.axes, sp.shapes)
+        if cta is not None:
+            self.space = self.space.times(cta.names, cta.dims)
+        self.per_shape = cta.per_shape if cta is not None else 1
+        self.shapes = sp.shapes
+        widths = {n: v.size() for n, v in self.vars.items()}
+        # Not bound methods of this object: the values below hold it, and a cycle through a
+        # bound method would leave every term of the launch to Python's rare full collection
+        # (z3 slows down with each term alive, for the rest of a process that checks more).
+        only = ShapeOnly(self.names)
+        self.shape_only, self.shape_only_ast = only, only.ast
+        # terms of the shape alone over the grid of shapes (`shape_only` pins what it admits)
+        self.values = ShapeValues(self.space, widths, admit=only)
+        self.points = self.space.points(widths)         # each scalar at every shape
+        self.count = self.space.count
+        self.solver = z3.Solver()
+        self.solver.set("timeout", int(timeout_s * 1000))
+        self.solver.add(*constraints)
+        # Memos keyed by z3 term id. z3 reuses the id of a freed term, so every memo also
+        # keeps its terms alive (`pinned`) for as long as the memo lives.
+        self.memo: dict[int, bool] = {}
+        self.settle_memo: dict[int, bool | None] = {}
+        self.sums_memo: dict[int, np.ndarray | None] = {}
+        self.pinned: list = []
+
+    def shape_at(self, point: int) -> dict[str, int]:
+        """The launch shape of a point of the evaluation (an index into `space`)."""
+        return self.shapes[point // self.per_shape]
+
+    def grid_at(self, t) -> np.ndarray | None:
+        """`t` over the grid of shapes (compact: `verifier.shape_space`), or None when it
+        depends on more than the shape scalars."""
+        return self.values.grid(t)
+
+    def at_shapes(self, t) -> np.ndarray | None:
+        """`t` at every shape, or None when it depends on more than the shape scalars."""
+        return self.values.full(t)
+
+    def possible(self, cond) -> bool:
+        if isinstance(cond, (bool, np.bool_)):
+            return bool(cond)
+        key = cond.get_id()
+        hit = self.memo.get(key)
+        if hit is None:
+            self.pinned.append(cond)
+            vals = self.values.factors(cond)
+            if vals is not None:
+                hit = self.space.any_of(vals)
+            else:
+                self.solver.push()
+                self.solver.add(cond)
+                hit = self.solver.check() != z3.unsat        # unknown keeps the lane: sound
+                self.solver.pop()
+            self.memo[key] = hit
+        return hit
+
+    def certain(self, cond) -> bool:
+        if isinstance(cond, (bool, np.bool_)):
+            return bool(cond)
+        return not self.possible(z3.Not(cond))
+
+    def prune(self, mask):
+        return [m if isinstance(m, (bool, np.bool_)) or self.possible(m) else False
+                for m in mask]
+
+    def settle(self, mask):
+        """Each lane condition that mentions only shape scalars and holds at every allowed
+        shape becomes True, at none False (exact: the claim is those shapes); others stay."""
+        if not self.names:
+            return mask           # one fixed shape: nothing is about shapes alone
+        out = []
+        memo = self.settle_memo
+        for m in mask:
+            if isinstance(m, (bool, np.bool_)):
+                out.append(m)
+                continue
+            key = m.get_id()
+            hit = memo.get(key, _UNSEEN)
+            if hit is _UNSEEN:
+                vals = self.values.factors(m)
+                hit = None if vals is None else \
+                    (True if all(self.space.all(v) for v in vals) else
+                     False if not self.space.any_of(vals) else None)
+                memo[key] = hit
+                self.pinned.append(m)
+            out.append(m if hit is None else hit)
+        return out
+
+    def violated(self, ob) -> tuple[bool, int | None]:
+        """(decided, the first shape where a bounds obligation kept in parts is violated or
+        None); not decided when it has no parts or a part depends on more than the shape
+        scalars. Each part, `a lane condition and the length short of its end`, is decided
+        over the grid of shapes, its conjuncts kept apart (`ShapeSpace.any_of`)."""
+        if ob.length is None:
+            return False, None
+        length = self.grid_at(ob.length)
+        if length is None:
+            return False, None
+        hit = None
+        for conds, end in ob.reaches:
+            short = length < np.uint64(end)
+            if not self.space.any(short):
+                continue
+            for c in conds:
+                factors = self.values.factors(c)
+                if factors is None:
+                    return False, None
+                if hit is None and self.space.any_of(factors + [short]):
+                    hit = self.space.first_of(factors + [short])
+        return True, hit
+
+    def decide(self, conds: list) -> tuple[int | None, list]:
+        """(index of a shape where one of `conds` holds, or None; the conditions that
+        depend on more than the shape scalars, left for a solver)."""
+        rest, evaluable = [], []
+        for c in conds:
+            if isinstance(c, (bool, np.bool_)):
+                if c:
+                    return 0, []
+                continue
+            (evaluable if self.shape_only(c) else rest).append(c)
+        if evaluable:
+            vals = self.grid_at(z3.Or(evaluable)) if len(evaluable) > 1 else \
+                self.grid_at(evaluable[0])
+            if vals is None:
+                rest.extend(evaluable)
+            elif self.space.any(vals):
+                return self.space.first(vals), []
+        return None, rest
+
+    def leaves(self, t) -> np.ndarray | None:
+        """Per shape, the id of the term `t` selects: selections (`If`) on shape-only
+        conditions are resolved at every shape; anything else is a leaf. None when `t` is
+        concrete."""
+        if isinstance(t, (int, np.integer)):
+            return None
+        return self._leaves(t, {})
+
+    def _leaves(self, e, memo: dict[int, np.ndarray]) -> np.ndarray:
+        # (a method, not a recursive closure: that would be a reference cycle holding the
+        # memo and this object until Python's next full collection)
+        key = e.get_id()
+        hit = memo.get(key)
+        if hit is not None:
+            return hit
+        out = None
+        if z3.is_app_of(e, z3.Z3_OP_ITE):
+            c = self.at_shapes(e.arg(0))
+            if c is not None:
+                out = np.where(c, self._leaves(e.arg(1), memo), self._leaves(e.arg(2), memo))
+        if out is None:
+            out = np.full(self.count, key, dtype=np.int64)
+        memo[key] = out
+        return out
+
+    def same_everywhere(self, a, b, live) -> bool:
+        """Do `a` and `b` select the same term at every shape where the element exists?
+        (Then they are equal for every input: exact, no solver.)"""
+        la, lb = self.leaves(a), self.leaves(b)
+        if la is None or lb is None:
+            return False
+        where = np.ones(self.count, bool) if live is True else self.at_shapes(live)
+        if where is None:
+            return False
+        return bool((la[where] == lb[where]).all())
+
+    def same_sums(self, a, b, live) -> bool:
+        """Do `a` and `b` add the same guarded terms at every shape where the element exists?
+        (`verifier.guarded_sums`: exact, no solver.)"""
+        where = np.ones(self.count, bool) if live is True else self.at_shapes(live)
+        if where is None:
+            return False
+        self.pinned.extend(t for t in (a, b) if z3.is_expr(t))   # the memos key by subterm id
+        return same_sums(a, b, where, self.at_shapes, self.count, self.sums_memo,
+                         self.shape_only_ast)
+
+    def specialize(self, a, b, live) -> list | None:
+        """Split the element by the values of the shape-only selections inside its terms:
+        for each combination that occurs at an allowed shape where the element exists, both
+        terms with those selections decided and simplified (z3 normalizes sums, so equal
+        sums in another order become identical). Returns the combinations whose terms still
+        differ, as (condition, reference term, candidate term) — [] proves the element;
+        None when the terms contain no shape-only selection."""
+        conds: dict[int, Any] = {}
+        seen: set[int] = set()
+        stack = [t for t in (a, b) if not isinstance(t, (int, np.integer))]
+        while stack:
+            e = stack.pop()
+            if e.get_id() in seen:
+                continue
+            seen.add(e.get_id())
+            if z3.is_app_of(e, z3.Z3_OP_ITE) and self.shape_only(e.arg(0)):
+                conds.setdefault(e.arg(0).get_id(), e.arg(0))
+                stack.extend((e.arg(1), e.arg(2)))
+            else:
+                stack.extend(e.children())
+        if not conds:
+            return None
+        cs = list(conds.values())
+        rows = [self.at_shapes(c) for c in cs]
+        where = np.ones(self.count, bool) if live is True else self.at_shapes(live)
+        if where is None or any(r is None for r in rows):
+            return None
+        table = np.stack(rows)[:, where]
+        out = []
+        for col in np.unique(table, axis=1).T:
+            subst = [(c, z3.BoolVal(bool(v))) for c, v in zip(cs, col)]
+            sa = a if isinstance(a, (int, np.integer)) else z3.simplify(z3.substitute(a, *subst))
+            sb = b if isinstance(b, (int, np.integer)) else z3.simplify(z3.substitute(b, *subst))
+            if _equal_terms(sa, sb):
+                continue
+            pattern = z3.And([c if v else z3.Not(c) for c, v in zip(cs, col)])
+            out.append((pattern if live is True else z3.And(pattern, live), _value(sa),
+                        _value(sb)))
+        return out
+
+    def resolve(self, off, cond) -> set[int] | None:
+        """The values a symbolic address offset takes where `cond` may hold, over every
+        allowed shape (and every value of the few input bits it may mention, see
+        `verifier.address_values`); None when it depends on too many input bits or takes more
+        than RESOLVE_LIMIT values."""
+        if not self.possible(cond):
+            return set()
+        vals = self.at_shapes(off)
+        if vals is None:
+            return offset_values(off, cond, self.points, self.count, RESOLVE_LIMIT)
+        keep = None if isinstance(cond, (bool, np.bool_)) else self.at_shapes(cond)
+        if keep is not None:
+            vals = vals[keep]
+        out = set(np.unique(vals).tolist())
+        return out if len(out) <= RESOLVE_LIMIT else None
+
+
+
+def _equal_terms(a, b) -> bool:
+    a, b = _value(a), _value(b)
+    if isinstance(a, int) or isinstance(b, int):
+        return isinstance(a, int) and isinstance(b, int) and a == b
+    return a.eq(b)
+
+
+__all__ = ["Feasibility", "RESOLVE_LIMIT"]
