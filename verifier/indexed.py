@@ -33,13 +33,13 @@ from __future__ import annotations
 
 import functools
 import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 import numpy as np
 import z3
 
-from semantics.machine.indexed_buffers import IndexedAccess, array_buffer
+from semantics.machine.indexed_buffers import IndexedAccess, array_buffer, where_holds
 from verifier.parallel import first_failure
 from verifier.same_at import SameAt  # (re-exported: the walk lives in its own module)
 from verifier.shape_space import ShapeValues
@@ -125,13 +125,15 @@ class _Codes:
     cells `cells`; `Select`s are collected and resolved together in `resolve` (one numpy pass
     over every cell instead of a few calls per store)."""
 
-    def __init__(self, at_shapes: Evaluate, count: int,
-                 buffers: dict[str, IndexedBuffer]) -> None:
-        self.at_shapes, self.count, self.buffers = at_shapes, count, buffers
+    def __init__(self, values: ShapeValues, buffers: dict[str, IndexedBuffer]) -> None:
+        # (terms over the grid, read at the shapes a value is selected at: `ShapeSpace.at`)
+        self.at_grid, self.space, self.buffers = values.grid, values.space, buffers
+        self.count = values.space.count
         self.arrays: dict[int, tuple[str, int] | None] = {}
         self.pinned: list = []
         self.fixed: list[tuple[np.ndarray, np.ndarray]] = []      # (cells, codes)
         self.selects: dict[str, list] = {}      # buffer -> [(cells, byte offsets, own code)]
+        self.known: dict[tuple, np.ndarray] = {}                   # see `_full`
 
     def assign(self, t, width: int, shapes: np.ndarray, cells: np.ndarray) -> None:
         if isinstance(t, (int, np.integer)):
@@ -143,9 +145,9 @@ class _Codes:
             if not sh.size:
                 continue
             if z3.is_app_of(e, z3.Z3_OP_ITE):
-                c = self.at_shapes(e.arg(0))
+                c = self.at_grid(e.arg(0))
                 if c is not None:
-                    pick = c[sh]
+                    pick = self._full(c)[sh]
                     stack.append((e.arg(1), sh[pick], ce[pick]))
                     stack.append((e.arg(2), sh[~pick], ce[~pick]))
                     continue
@@ -153,13 +155,29 @@ class _Codes:
                 found = self._selected(e)
                 if found is not None:
                     name, off = found
-                    self.selects.setdefault(name, []).append((ce, off[sh], -e.get_id()))
+                    self.selects.setdefault(name, []).append(
+                        (ce, self.space.full(off)[sh], -e.get_id()))
                     continue
             self.fixed.append((ce, np.full(ce.size, e.get_id(), dtype=np.int64)))
 
+    SMALL = 4096      # compact conditions of at most this many entries, kept by content
+
+    def _full(self, c) -> np.ndarray:
+        """A compact condition at every shape; a small one is kept by its contents (the
+        exit tests of a loop, `k < K`, recur in every lane's value)."""
+        c = np.asarray(c)
+        if c.size > self.SMALL:
+            return self.space.full(c)
+        key = (c.shape, c.dtype.str, c.tobytes())
+        hit = self.known.get(key)
+        if hit is None:
+            hit = self.known[key] = self.space.full(c)
+        return hit
+
     def _selected(self, e) -> tuple[str, np.ndarray] | None:
-        """(the input buffer, the byte offset at every shape) a `Select` reads; None when it
-        is not one of ours, reads part of an element or at a data-dependent offset."""
+        """(the input buffer, the byte offset over the grid of shapes) a `Select` reads;
+        None when it is not one of ours, reads part of an element or at a data-dependent
+        offset."""
         arr = e.arg(0)
         named = self.arrays.get(arr.get_id(), _UNSEEN)
         if named is _UNSEEN:
@@ -167,7 +185,7 @@ class _Codes:
             self.pinned.append(arr)
         if named is None or named[0] not in self.buffers:
             return None
-        off = self.at_shapes(e.arg(1))
+        off = self.at_grid(e.arg(1))
         if named[1] != self.buffers[named[0]].elem_bytes or off is None:
             return None
         return named[0], off
@@ -196,9 +214,9 @@ def replay_log(codes: _Codes, at_shapes: Evaluate, b: IndexedBuffer, width: int,
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, list, Differs | None]:
     """The codes `role` leaves in `b` at every shape (shapes x elements), replaying its
     write log in program order; which write left each (an index into the returned writes,
-    -1 for the initial contents) and, with `per_shape` > 1, from which point of the
-    evaluation (None otherwise: the point is the shape); with a `Differs` when two threads
-    write one element.
+    -1 for the initial contents; each write's value is the one where it happens) and, with
+    `per_shape` > 1, from which point of the evaluation (None otherwise: the point is the
+    shape); with a `Differs` when two threads write one element.
 
     `per_shape`: the points of the evaluation are shapes times this many CTAs (one symbolic
     CTA stands for all of them, `verifier.symbolic_cta`): point `p` is CTA `p % per_shape`
@@ -212,6 +230,8 @@ def replay_log(codes: _Codes, at_shapes: Evaluate, b: IndexedBuffer, width: int,
     esz = np.uint64(b.elem_bytes)
     cells, threads, which, points = [], [], [], []
     writes = [a for a in accesses if a.kind == "w" and a.buffer == b.name]
+    literals: dict = {}
+    laid_out: dict = {}
     total = 0
     for j, a in enumerate(writes):
         cond = _at(at_shapes, a.cond, codes.count, f"the condition of {a.what}")
@@ -222,16 +242,21 @@ def replay_log(codes: _Codes, at_shapes: Evaluate, b: IndexedBuffer, width: int,
             raise NotIndexable(f"{a.what} writes part of an element of '{b.name}'")
         off = _at(at_shapes, a.offset, codes.count, f"the offset of {a.what}")
         elems = (off[shapes] // esz).astype(np.int64)     # inside and aligned: bounds passed
+        if z3.is_expr(a.value) and z3.is_expr(a.cond):
+            # The value where the write happens (`where_holds`), the only shapes it is read
+            # at, here and by the term walk: a loop's exit merges `If(lane and k < K, ..)`
+            # become `If(k < K, ..)`, values along K alone instead of every point.
+            a = writes[j] = replace(a, value=where_holds(a.value, a.cond, literals, laid_out))
         cells.append((shapes // per_shape) * n + elems)
         # the write's codes go to positions total.. of the concatenated cells
         codes.assign(a.value, width, shapes, np.arange(total, total + shapes.size))
         total += shapes.size
         threads.append((shapes % per_shape) * _LANES + a.lane)
-        which.append(np.full(shapes.size, j, dtype=np.int64))
+        which.append(np.full(shapes.size, j, dtype=np.int32))
         points.append(shapes)
     out = np.broadcast_to(initial, (count, n)).copy()
     writer = np.full((count, n), -1, dtype=np.int32)
-    point = np.full((count, n), -1, dtype=np.int64) if per_shape > 1 else None
+    point = np.full((count, n), -1, dtype=np.int32) if per_shape > 1 else None
     if not cells:
         return out, writer, point, writes, None
     values = np.empty(total, dtype=np.int64)
@@ -239,20 +264,28 @@ def replay_log(codes: _Codes, at_shapes: Evaluate, b: IndexedBuffer, width: int,
     cell = np.concatenate(cells)
     flat = out.reshape(-1)
     which_all = np.concatenate(which)
-    point_all = np.concatenate(points) if point is not None else None
+    point_all = np.concatenate(points).astype(np.int32) if point is not None else None
 
-    def keep(at, src) -> None:          # cells `cell[at]` take the writes `src`
-        flat[cell[at]] = values[src]
-        writer.reshape(-1)[cell[at]] = which_all[src]
+    def keep(at=None) -> None:          # cells `cell[at]` take the writes `at` (None: all)
+        to = cell if at is None else cell[at]
+        flat[to] = values if at is None else values[at]
+        writer.reshape(-1)[to] = which_all if at is None else which_all[at]
         if point is not None:
-            point.reshape(-1)[cell[at]] = point_all[src]
+            point.reshape(-1)[to] = point_all if at is None else point_all[at]
 
     # Most cells are written once: those are assigned directly; only the others are sorted.
-    again = np.bincount(cell, minlength=flat.size)[cell] > 1
-    once = np.flatnonzero(~again)
-    keep(once, once)
-    if not again.any():
+    # A cell written twice or more cannot hold every write's number (whichever stays).
+    number = np.arange(cell.size, dtype=np.int64 if cell.size >> 31 else np.int32)
+    scratch = np.empty(flat.size, dtype=number.dtype)      # (only the written cells are read)
+    scratch[cell] = number
+    twice = scratch[cell] != number
+    if not twice.any():
+        keep()
         return out, writer, point, writes, None
+    marked = np.zeros(flat.size, dtype=bool)
+    marked[cell[twice]] = True
+    again = marked[cell]
+    keep(np.flatnonzero(~again))
     pos = np.flatnonzero(again)
     order = pos[np.argsort(cell[pos], kind="stable")]      # program order within a cell
     sorted_cells = cell[order]
@@ -267,7 +300,7 @@ def replay_log(codes: _Codes, at_shapes: Evaluate, b: IndexedBuffer, width: int,
         return out, writer, point, writes, Differs(
             shape, f"two threads of the {role} may write element {elem} of '{b.name}' "
                    f"({a.what})")
-    keep(order[ends], order[ends])
+    keep(order[ends])
     return out, writer, point, writes, None
 
 
@@ -287,9 +320,8 @@ def compare(values: ShapeValues, buffers: dict[str, IndexedBuffer],
     processes). `per_shape` > 1: the evaluation's points are shapes times CTAs (see
     `replay_log`); an element both kernels write must be written by the same CTA in both,
     else `CtaMismatch`."""
-    space = values.space
     at_shapes = values.full
-    codes = _Codes(at_shapes, space.count, buffers)
+    codes = _Codes(values, buffers)
     compared = 0
     for name, init in initial.items():
         b = buffers[name]
@@ -312,9 +344,8 @@ def compare(values: ShapeValues, buffers: dict[str, IndexedBuffer],
         differ = (left["reference"] != left["candidate"]) & live
         compared += int(live.sum())
         if differ.any():
-            same = SameAt(values.grid_raw, space, buffers, shape_only, real, pin)
-            at = _second_look(same, space.count, differ, writer, writes, jobs,
-                              point["reference"])
+            at = _second_look(values, buffers, shape_only, real, pin, differ, writer, writes,
+                              jobs, point["reference"])
             if at is not None:
                 s, e = at
                 return compared, Differs(s, f"element {e} of '{name}' is not shown to be the "
@@ -322,8 +353,9 @@ def compare(values: ShapeValues, buffers: dict[str, IndexedBuffer],
     return compared, None
 
 
-def _second_look(same: "SameAt", count: int, differ: np.ndarray,
-                 writer: dict[str, np.ndarray], writes: dict[str, list], jobs: int = 1,
+def _second_look(values: ShapeValues, buffers: dict[str, IndexedBuffer], shape_only, real,
+                 pin, differ: np.ndarray, writer: dict[str, np.ndarray],
+                 writes: dict[str, list], jobs: int = 1,
                  point: np.ndarray | None = None) -> tuple[int, int] | None:
     """Cells whose codes differ may still hold equal terms: the values two writes store
     can be built alike around shape-dependent parts (a matmul's `fma(A[row*K + k], ...)`,
@@ -334,28 +366,48 @@ def _second_look(same: "SameAt", count: int, differ: np.ndarray,
     (`verifier.parallel.first_failure`, the same answer)."""
     shapes, elems = np.nonzero(differ)
     at = shapes if point is None else point[differ]
+    # The walk's sets are over the points where some pair meets (`PointSet`), numbered anew.
+    count = values.space.count
+    met = np.zeros(count, dtype=bool)
+    met[at] = True
+    points = np.flatnonzero(met)
+    if points.size < count:
+        number = np.zeros(count, dtype=np.int64)
+        number[points] = np.arange(points.size)
+        at, count = number[at], points.size
+    else:
+        points = None
+    same = SameAt(values.grid_raw, values.space, buffers, shape_only, real, pin, points)
     wr, wc = writer["reference"][differ], writer["candidate"][differ]
-    pair = wr.astype(np.int64) * (1 << 32) + wc.astype(np.int64)
-    # cells grouped by pair of writes (one sort, not one pass over every cell per pair)
-    order = np.argsort(pair, kind="stable")
-    starts = np.flatnonzero(np.r_[True, pair[order][1:] != pair[order][:-1]])
-    ends = np.r_[starts[1:], order.size]
-    groups = list(zip(starts.tolist(), ends.tolist()))
+    # cells grouped by pair of writes, in the order of (reference write, candidate write):
+    # dense group numbers from a table, then a stable sort of small integers (radix)
+    width = int(wc.max()) + 2
+    key = (wr.astype(np.int64) + 1) * width + (wc.astype(np.int64) + 1)
+    if width * width <= 1 << 26:
+        sizes = np.bincount(key)
+        present = np.flatnonzero(sizes)
+        number = np.zeros(sizes.size, dtype=np.int64)
+        number[present] = np.arange(present.size)
+        group, sizes = number[key], sizes[present]
+    else:                                   # (a table that large: sort the keys instead)
+        present, group, sizes = np.unique(key, return_inverse=True, return_counts=True)
+    order = np.argsort(group.astype(np.uint16) if present.size <= 1 << 16 else group,
+                       kind="stable")
+    ends = np.cumsum(sizes)
+    starts = ends - sizes
 
     def shown(g: int) -> bool:
-        lo, hi = groups[g]
-        i = int(order[lo])                                # the group's first cell
-        jr, jc = int(wr[i]), int(wc[i])
+        jr, jc = (int(j) - 1 for j in divmod(int(present[g]), width))
         if jr < 0 or jc < 0:
             return False                                  # an element one kernel never wrote
         where = np.zeros(count, dtype=bool)
-        where[at[order[lo:hi]]] = True
+        where[at[order[starts[g]:ends[g]]]] = True
         return same(writes["reference"][jr].value, writes["candidate"][jc].value, where)
 
-    g = first_failure(len(groups), shown, jobs)
+    g = first_failure(len(present), shown, jobs)
     if g is None:
         return None
-    i = int(order[groups[g][0]])
+    i = int(order[starts[g]])                             # the pair's first cell
     return int(shapes[i]), int(elems[i])
 
 

@@ -6,7 +6,8 @@ some cells: a tiled matmul's `fma(If(k < K, A[row*K + k], 0), ...)` against the 
 the same function of the inputs at the shapes where they meet; `SameAt` shows that by walking
 both at once, or answers "not shown" (never "different").
 
-Sets of shapes are Python integers used as bit sets (bit i: shape i of the plan). A walk
+Sets of shapes are Python integers used as bit sets (bit i: shape i of the plan, or of the
+shapes the walk is asked about, `shape_space.PointSet`). A walk
 visits hundreds of thousands of pairs of subterms, each intersecting and testing a set; on
 integers that is a machine-word loop in C, where numpy's per-call overhead on arrays of a few
 thousand booleans was most of the walk's time. Values of the shape alone (offsets, conditions)
@@ -29,7 +30,7 @@ import z3
 from semantics.domains.z3raw import read as _R
 from semantics.machine.indexed_buffers import array_buffer
 from verifier.real_mode import CANONICAL_NAN
-from verifier.shape_space import ShapeSpace, bits_of, mask_of
+from verifier.shape_space import PointSet, ShapeSpace, bits_of, mask_of
 
 if TYPE_CHECKING:
     from verifier.indexed import IndexedBuffer
@@ -117,17 +118,20 @@ class SameAt:
 
     def __init__(self, at_grid: Evaluate, space: ShapeSpace, buffers: dict[str, "IndexedBuffer"],
                  shape_only: Callable[[Any], bool] | None = None, real: bool = False,
-                 pin: Callable[[Any], None] | None = None) -> None:
+                 pin: Callable[[Any], None] | None = None,
+                 points: np.ndarray | None = None) -> None:
+        """`points` (optional): the shapes the walk is ever asked about (indices into the
+        plan, ascending); its sets, and `where` in each call, are then over those alone."""
         self.at_grid = at_grid
-        self.space = space
+        self.space = PointSet(space, points)
         self.real = real
         self.shape_only = shape_only
         self.pin = pin
         self.buffers = buffers
         self.element_of_id = {int(i): (name, k) for name, b in buffers.items()
                               for k, i in enumerate(b.ids.tolist())}
-        self.count = space.count
-        self.ones = space.ones
+        self.count = self.space.count
+        self.ones = self.space.ones
         self.proven: dict[tuple[int, int], tuple[int, int]] = {}  # see `_eq`
         self.addends: dict[int, tuple[int, Any] | None] = {}     # see `_addend` (by id(node))
         self.nodes: dict[int, tuple] = {}          # see `_node`

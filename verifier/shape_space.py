@@ -191,6 +191,45 @@ class ShapeSpace:
         return bits_of(self.full(v))
 
 
+class PointSet:
+    """Some allowed shapes of a space (`points`: indices into the plan, ascending; None: all
+    of them) as the universe of bit sets: bit i is `points[i]`. The term walk's sets
+    (`verifier.same_at`) are over the shapes where the pairs it compares meet; with one
+    symbolic CTA (`verifier.symbolic_cta`) that leaves out the points where no CTA exists,
+    almost half of a 32^3 matmul claim's, and every set operation is over fewer bits."""
+
+    def __init__(self, space: ShapeSpace, points: np.ndarray | None = None) -> None:
+        self.space, self.points = space, points
+        self.count = space.count if points is None else int(points.size)
+        self.ones = space.ones if points is None else (1 << self.count) - 1
+        self.known: dict[tuple, int] = {}       # see `bits`
+
+    SMALL = 4096      # compact values of at most this many entries are remembered by content
+
+    def bits(self, v) -> int:
+        """The points where a compact condition holds, as a bit set. A small compact value
+        (up to SMALL entries) is remembered by its contents: distinct terms often take the
+        same few values (a loop's exit tests `k < K`, one per lane and kernel), and a bit set
+        costs a pass over every point."""
+        v = np.asarray(v)
+        if v.ndim == 0:
+            return self.ones if bool(v) else 0
+        key = (v.shape, v.dtype.str, v.tobytes()) if v.size <= self.SMALL else None
+        hit = None if key is None else self.known.get(key)
+        if hit is None:
+            if np.all(v):              # (over the whole grid: then at every point too)
+                hit = self.ones
+            elif not np.any(v):
+                hit = 0
+            elif self.points is None:
+                hit = self.space.bits(v)
+            else:
+                hit = bits_of(self.space.full(v)[self.points])
+            if key is not None:
+                self.known[key] = hit
+        return hit
+
+
 class Grouped(NamedTuple):
     """A conjunction of compact conditions, ANDed per group of shared axes: whether it holds
     at some shape, and each group's (axes bit mask, value)."""
@@ -446,4 +485,4 @@ def mask_of(bits: int, count: int) -> np.ndarray:
     return np.unpackbits(raw, count=count, bitorder="little").astype(bool)
 
 
-__all__ = ["Grouped", "ShapeSpace", "ShapeValues", "bits_of", "mask_of"]
+__all__ = ["Grouped", "PointSet", "ShapeSpace", "ShapeValues", "bits_of", "mask_of"]

@@ -275,7 +275,10 @@ def _maximal(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int, indexed
         if c is not True:
             constraints.append(c)
     if cta is not None:
-        values = dict(values, **cta.variables())
+        ids = cta.variables()
+        values = dict(values, **ids)
+        # (the axes' range, for the solver: a model is then a CTA of the largest grid)
+        constraints += [z3.ULT(v, d) for v, d in zip(ids.values(), cta.dims)]
     feas = Feasibility(sp, values, constraints, cta=cta)
     what = (f"{sp.count} launch shapes ({', '.join(sp.names)} symbolic)" if sp.names else
             f"{_shape(fixed)}, every access logged")
