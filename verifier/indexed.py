@@ -126,7 +126,7 @@ class _Codes:
     over every cell instead of a few calls per store)."""
 
     def __init__(self, values: ShapeValues, buffers: dict[str, IndexedBuffer]) -> None:
-        # (terms over the grid, read at the shapes a value is selected at: `ShapeSpace.at`)
+        # (terms over the grid of shapes, made full only where a value is selected)
         self.at_grid, self.space, self.buffers = values.grid, values.space, buffers
         self.count = values.space.count
         self.arrays: dict[int, tuple[str, int] | None] = {}
@@ -365,11 +365,13 @@ def _second_look(values: ShapeValues, buffers: dict[str, IndexedBuffer], shape_o
     shown equal this way, or None. The pairs are independent: `jobs` processes share them
     (`verifier.parallel.first_failure`, the same answer)."""
     shapes, elems = np.nonzero(differ)
+    wr, wc = writer["reference"][differ], writer["candidate"][differ]
+    # (`point` holds the reference's writer; a cell one kernel never wrote is never walked)
     at = shapes if point is None else point[differ]
     # The walk's sets are over the points where some pair meets (`PointSet`), numbered anew.
     count = values.space.count
     met = np.zeros(count, dtype=bool)
-    met[at] = True
+    met[at[(wr >= 0) & (wc >= 0)]] = True
     points = np.flatnonzero(met)
     if points.size < count:
         number = np.zeros(count, dtype=np.int64)
@@ -378,7 +380,6 @@ def _second_look(values: ShapeValues, buffers: dict[str, IndexedBuffer], shape_o
     else:
         points = None
     same = SameAt(values.grid_raw, values.space, buffers, shape_only, real, pin, points)
-    wr, wc = writer["reference"][differ], writer["candidate"][differ]
     # cells grouped by pair of writes, in the order of (reference write, candidate write):
     # dense group numbers from a table, then a stable sort of small integers (radix)
     width = int(wc.max()) + 2

@@ -12,7 +12,7 @@ import z3
 from hypothesis import given, settings, strategies as st
 
 from verifier.equiv import EQUIVALENT, NOT_EQUIVALENT, verify
-from verifier.shape_space import ShapeSpace, ShapeValues, mask_of
+from verifier.shape_space import PointSet, ShapeSpace, ShapeValues, bits_of, mask_of
 from verifier.shapes import plan
 from verifier.spec import load_spec
 
@@ -159,3 +159,27 @@ def test_an_assume_over_two_scalars_excludes_grid_points_exactly(tmp_path):
                    trials=0)
         assert v.kind == NOT_EQUIVALENT, (bug, v.reasons)
         assert v.counterexample.scalars["cols"] == 2, v.counterexample.scalars
+
+
+def test_a_point_set_numbers_its_shapes_anew_and_remembers_values_by_content():
+    space = _space(lambda m, k: (m, k) != (2, 5))           # 11 shapes
+    values = ShapeValues(space, {"M": 64, "K": 64})
+    points = np.array([0, 3, 4, 10])                        # (1,4) (1,7) (2,4) (3,7)
+    some = PointSet(space, points)
+    assert some.count == 4 and some.ones == 0b1111
+    k7 = values.grid(K == 7)
+    assert some.bits(k7) == 0b1010 and some.bits(values.grid(M == 1)) == 0b0011
+    # conditions remembered by content: a copy answers alike, another axis otherwise
+    m = np.array([True, False, False]).reshape(3, 1)               # M == 1
+    k = np.array([True, False, False, False]).reshape(1, 4)        # K == 4
+    assert some.bits(m) == some.bits(m.copy()) == 0b0011
+    assert some.bits(k) == 0b0101 and some.bits(k.astype(np.uint8)) == 0b0101
+    assert some.bits(np.True_) == 0b1111 and some.bits(values.grid(M == 9)) == 0
+    every = PointSet(space)
+    assert every.bits(k7) == bits_of(space.full(k7)) == space.bits(k7)
+    # the same bytes along another axis are another condition
+    square = PointSet(ShapeSpace(["M", "K"], [[1, 2, 3], [4, 5, 6]],
+                                 [{"M": m, "K": k} for m in (1, 2, 3) for k in (4, 5, 6)]))
+    first = np.array([True, False, False])
+    assert square.bits(first.reshape(3, 1)) == 0b000000111          # M == 1
+    assert square.bits(first.reshape(1, 3)) == 0b001001001          # K == 4
