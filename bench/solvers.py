@@ -3,8 +3,9 @@
 DESIGN.md claims an f32 `fma` vs `mul+add` counterexample takes z3 about 2 s and bitwuzla about
 0.1 s, so a portfolio matters. This script measures, side by side, per obligation:
 z3 alone, bitwuzla alone, cvc5 alone (each in this process through `verifier.solvers`
-backends, on the same canonical obligation), and `solve()` in race mode (forked processes,
-first definitive answer wins, SAT models validated by z3; its wall time includes all of that).
+backends, on the same canonical obligation), and `solve()` in race mode with the default portfolio
+(`DEFAULT_SOLVERS`, in its order; forked processes, first definitive answer wins, SAT models
+validated by z3; its wall time includes all of that).
 Ratios: z3 / portfolio and z3 / best-other.
 
     .venv/bin/python bench/solvers.py                  # default --timeout 60
@@ -24,7 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import z3  # noqa: E402
 
-from verifier.solvers import BACKENDS, Obligation, get_backend, solve  # noqa: E402
+from verifier.solvers import (BACKENDS, DEFAULT_SOLVERS, Obligation, get_backend,  # noqa: E402
+                              solve)
 
 
 def _fp(b, e=8, s=24):
@@ -109,18 +111,20 @@ def main(argv=None) -> int:
     ap.add_argument("--only", nargs="*", help="case names")
     args = ap.parse_args(argv)
 
-    solvers = [n for n, b in BACKENDS.items() if b.available()[0]]
+    solvers = [n for n in DEFAULT_SOLVERS if BACKENDS[n].available()[0]]
     print(f"machine: {platform.machine()} {platform.processor() or ''} cpus={os.cpu_count()} "
           f"python {platform.python_version()}")
     for n in ("z3", "bitwuzla", "cvc5"):
         ok, why = BACKENDS[n].available()
         print(f"  {n:9s} {get_backend(n).version if ok else 'absent: ' + why}")
+    print(f"portfolio: {', '.join(solvers)} (in this order, at most one per core at a time)")
     print(f"timeout {args.timeout:g} s per run; best of {args.repeat}; 'alone' = in-process "
           f"backend.check, 'portfolio' = solve(race) wall time incl. fork + model validation")
     print()
     cols = ["z3", "bitwuzla", "cvc5"]
-    hdr = f"{'obligation':16s} {'expect':6s} " + " ".join(f"{c + ' s':>12s}" for c in cols)
-    hdr += f" {'portfolio s':>12s} {'winner':>9s} {'z3/portf':>9s} {'z3/best':>8s}"
+    hdr = f"{'obligation':16s} {'expect':6s} " + " ".join(
+        f"{c + ' s':>{max(12, len(c) + 2)}s}" for c in cols)
+    hdr += f" {'portfolio s':>12s} {'winner':>15s} {'z3/portf':>9s} {'z3/best':>8s}"
     print(hdr)
     print("-" * len(hdr))
     names = args.only or list(CASES)
@@ -160,14 +164,15 @@ def main(argv=None) -> int:
 
         def cell(c):
             t = times[c]
-            return f"{t:12.3f}" if t is not None else f"{answers[c]:>12s}"
+            w = max(12, len(c) + 2)
+            return f"{t:{w}.3f}" if t is not None else f"{answers[c]:>{w}s}"
 
         z3t = times["z3"]
         others = [times[c] for c in cols if c != "z3" and times[c] is not None]
         r1 = f"{z3t / pbest:9.1f}" if z3t else f"{'>' + format(args.timeout / pbest, '.0f'):>9s}"
         r2 = (f"{z3t / min(others):8.1f}" if z3t and others else f"{'-':>8s}")
         print(f"{name:16s} {expect:6s} " + " ".join(cell(c) for c in cols)
-              + f" {pbest:12.3f} {winner:>9s} {r1} {r2}", flush=True)
+              + f" {pbest:12.3f} {winner:>15s} {r1} {r2}", flush=True)
     print()
     print("z3/portf > 1: the portfolio is faster than z3 alone; a cell that is not a time is the "
           "solver's answer (timeout, skip: the solver cannot take the obligation, absent).")

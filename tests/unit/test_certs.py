@@ -285,6 +285,13 @@ def test_resolve_uses_a_solver_other_than_the_recorded_one():
     assert r.answer == "unsat" and r.independent and r.solver != "bitwuzla"
 
 
+def test_resolve_counts_the_sparse_search_as_bitwuzla():
+    # the sparse search is bitwuzla on a corner of the inputs: re-solving what it answered
+    # with bitwuzla would not be independent
+    r = resolve_stored(UNSAT_BV, "sparse", 10.0)
+    assert r.answer == "unsat" and r.independent and r.solver in ("cvc5", "z3")
+
+
 def test_resolve_falls_back_to_the_recorded_solver_and_says_it_is_not_independent(
         monkeypatch):
     import verifier.certs.check as check

@@ -500,6 +500,25 @@ def test_jobs_limit_queues_the_next_solver(fakes):
     assert [x.answer for x in r.results] == ["timeout", "unsat"]
 
 
+# -- bitwuzla configurations (bench/obligations.py times them) ---------------------------------
+@needs("bitwuzla")
+def test_a_bitwuzla_configuration_sets_its_options_and_nothing_else():
+    import bitwuzla as bz
+    from verifier.solvers.backends import BitwuzlaBackend
+
+    class Unflattened(BitwuzlaBackend):
+        name, OPTIONS = "unflat", {"PP_FLATTEN_AND": False}
+
+    default, unflat = get_backend("bitwuzla").options(5), Unflattened().options(5)
+    assert default.get(bz.Option.PP_FLATTEN_AND) is True
+    assert unflat.get(bz.Option.PP_FLATTEN_AND) is False
+    for option in bz.Option.__members__.values():
+        if option != bz.Option.PP_FLATTEN_AND:
+            assert unflat.get(option) == default.get(option), option
+    assert Unflattened().check(Obligation(mul_commutes(), "mul"), 30).answer == "unsat"
+    assert Unflattened.engine == get_backend("sparse").engine == "bitwuzla"
+
+
 # -- the search among sparse inputs -----------------------------------------------------------
 def _sums(n: int, order_b):
     """`out != out'` for two f32 sums of `in[0..n)`, in order and in `order_b`'s order."""

@@ -136,12 +136,22 @@ class Resolved:
     detail: str = ""
 
 
+def _engine(solver: str) -> str:
+    """The solver program behind a portfolio member (`sparse` is bitwuzla): two members of
+    one engine are not independent of each other."""
+    from verifier.solvers import BACKENDS
+    backend = BACKENDS.get(solver)
+    return backend.engine if backend is not None else solver
+
+
 def resolve_stored(text: str, recorded_solver: str, timeout_s: float) -> Resolved:
-    """Re-solve a stored text with the first usable solver other than the recorded one; only
-    when none can read it (z3-only text) with the recorded solver, not independent."""
+    """Re-solve a stored text with the first usable solver whose engine differs from the
+    recorded one's; only when none of them decides (a z3-only text, a timeout) with the
+    recorded solver, not independent."""
     from verifier.solvers import get_backend
     tried = []
-    order = [s for s in RESOLVE_ORDER if s != recorded_solver] + [recorded_solver]
+    recorded_engine = _engine(recorded_solver)
+    order = [s for s in RESOLVE_ORDER if _engine(s) != recorded_engine] + [recorded_solver]
     for name in order:
         try:
             backend = get_backend(name)
@@ -154,7 +164,7 @@ def resolve_stored(text: str, recorded_solver: str, timeout_s: float) -> Resolve
         r = backend.check(text, timeout_s)
         if r.definitive:
             return Resolved(sha256_text(text), recorded_solver, name, r.answer,
-                            name != recorded_solver, "; ".join(tried))
+                            _engine(name) != recorded_engine, "; ".join(tried))
         tried.append(f"{name}: {r.answer} {r.detail}".strip()[:200])
     return Resolved(sha256_text(text), recorded_solver, "", "none", False, "; ".join(tried))
 
@@ -235,8 +245,9 @@ def recheck(cert: dict, cert_file: Path, spec, *, timeout_s: float | None = None
                                              f"{r.solver} answers {r.answer}, the certificate "
                                              f"says {ob['solver']}: {ob['answer']}"))
         elif not r.independent:
-            notes.append(f"{ob['name']} ({_short(ob['sha256'])}...): only {r.solver} reads "
-                         f"this text (z3-only); re-solved by the same solver, not independent")
+            notes.append(f"{ob['name']} ({_short(ob['sha256'])}...): re-solved by "
+                         f"{r.solver} only, the recorded solver's engine, not independent "
+                         f"({r.detail or 'no other solver reads this text'})")
     return Recheck(tuple(findings), tuple(resolved), tuple(notes), time.perf_counter() - t0)
 
 

@@ -70,6 +70,9 @@ def _problem(problem, portable: bool) -> _Problem:
 
 class Backend:
     name = "?"
+    # The solver program behind the member: members that share one (bitwuzla and the sparse
+    # search, which is bitwuzla on a corner of the inputs) are not independent of each other.
+    engine = "?"
 
     @classmethod
     def available(cls) -> tuple[bool, str]:
@@ -110,6 +113,7 @@ class Z3Backend(Backend):
     """In-process through the z3 API (a term directly; text through z3's SMT-LIB2 parser)."""
 
     name = "z3"
+    engine = "z3"
 
     @classmethod
     def available(cls):
@@ -170,6 +174,10 @@ class BitwuzlaBackend(Backend):
     """bitwuzla's Python API: its SMT-LIB2 parser, then check_sat with TIME_LIMIT_PER."""
 
     name = "bitwuzla"
+    engine = "bitwuzla"
+    # Options set on top of bitwuzla's defaults, by `bitwuzla.Option` member name: none for
+    # the member; bench/obligations.py times other configurations through this.
+    OPTIONS: dict[str, object] = {}
 
     @classmethod
     def available(cls):
@@ -187,14 +195,21 @@ class BitwuzlaBackend(Backend):
         except Exception:
             return "not installed"
 
+    def options(self, timeout_s: float):
+        """The `bitwuzla.Options` of one check: models, the time limit, `OPTIONS`."""
+        import bitwuzla as bz
+        opts = bz.Options()
+        opts.set(bz.Option.PRODUCE_MODELS, True)
+        opts.set(bz.Option.TIME_LIMIT_PER, _ms(timeout_s))
+        for option, value in self.OPTIONS.items():
+            opts.set(getattr(bz.Option, option), value)
+        return opts
+
     def _check(self, problem, timeout_s, t0):
         import bitwuzla as bz
         p = _problem(problem, portable=True)
         tm = bz.TermManager()
-        opts = bz.Options()
-        opts.set(bz.Option.PRODUCE_MODELS, True)
-        opts.set(bz.Option.TIME_LIMIT_PER, _ms(timeout_s))
-        parser = bz.Parser(tm, opts)
+        parser = bz.Parser(tm, self.options(timeout_s))
         parser.parse(p.text, True, False)     # parse only: assertions, no check-sat
         solver = parser.bitwuzla()
         r = solver.check_sat()
@@ -277,6 +292,7 @@ class Cvc5Backend(Backend):
     """cvc5's Python API: its SMT-LIB2 InputParser, then checkSat with tlimit-per."""
 
     name = "cvc5"
+    engine = "cvc5"
 
     @classmethod
     def available(cls):
