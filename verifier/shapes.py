@@ -104,6 +104,10 @@ def plan(spec: PairSpec, fixed: dict[str, int]) -> ShapePlan:
         total *= len(dom)
     if total > MAX_COMBINATIONS:
         raise ShapeFallback(f"{total} shape combinations (at most {MAX_COMBINATIONS})")
+    try:
+        return _plan_at_once(spec, fixed, names, axes)
+    except ZeroDivisionError:
+        pass          # somewhere: the loop below evaluates shape by shape and says where
     shapes = []
     grids = {"reference": [1, 1, 1], "candidate": [1, 1, 1]}
     blocks: dict[str, set] = {"reference": set(), "candidate": set()}
@@ -128,6 +132,53 @@ def plan(spec: PairSpec, fixed: dict[str, int]) -> ShapePlan:
     return ShapePlan(names, tuple(shapes), {r: tuple(g) for r, g in grids.items()},
                      {r: next(iter(b)) for r, b in blocks.items()}, lengths,
                      tuple(tuple(a) for a in axes))
+
+
+def _plan_at_once(spec: PairSpec, fixed: dict[str, int], names: tuple[str, ...],
+                  axes: list[list[int]]) -> ShapePlan:
+    """`plan`'s loop over every combination, evaluated at all of them at once (numpy arrays
+    of Python ints: the same arithmetic). Anything the loop would raise (a grid or block
+    dimension below 1, a negative length) or fail on (a block that depends on the scalars)
+    is left to it: this returns only what the loop returns, and raises ZeroDivisionError
+    when it cannot tell."""
+    grid = np.meshgrid(*[np.array(a, dtype=object) for a in axes], indexing="ij")
+    env: dict[str, Any] = dict(fixed)
+    env.update((n, g.reshape(-1)) for n, g in zip(names, grid))
+    total = grid[0].size
+    ok = np.ones(total, dtype=bool)
+    for p in spec.scalars:                 # (names take their domain's values: in range)
+        if p.name in fixed and not p.allows(fixed[p.name]):
+            ok[:] = False
+    for a in spec.assume:
+        ok &= np.broadcast_to(np.asarray(a.eval_many(env), dtype=bool), (total,))
+    if not ok.any():
+        raise ZeroDivisionError            # (the loop raises the error that says so)
+    at = {n: v[ok] for n, v in env.items() if n in names}
+    env.update(at)
+
+    def most(e, least: int) -> int:
+        """`e`'s largest value; below `least` somewhere, the loop raises the error."""
+        v = e.eval_many(env)
+        lo, hi = (min(v), max(v)) if isinstance(v, np.ndarray) else (v, v)
+        if lo < least:
+            raise ZeroDivisionError
+        return int(hi)
+
+    grids, blocks = {}, {}
+    for role in ("reference", "candidate"):
+        side = spec.side(role)
+        grids[role] = tuple([most(e, 1) for e in side.grid] + [1] * (3 - len(side.grid)))
+        block = [e.eval_many(env) for e in side.block]
+        if any(isinstance(b, np.ndarray) and (b != b[0]).any() for b in block):
+            raise ZeroDivisionError        # (the loop says the block depends on the scalars)
+        block = [int(b[0]) if isinstance(b, np.ndarray) else int(b) for b in block]
+        if min(block) < 1:
+            raise ZeroDivisionError
+        blocks[role] = tuple(block + [1] * (3 - len(block)))
+    lengths = {p.name: most(p.length, 0) for p in spec.buffers}
+    columns = [at[n].tolist() for n in names]
+    shapes = tuple(dict(zip(names, combo)) for combo in zip(*columns))
+    return ShapePlan(names, shapes, grids, blocks, lengths, tuple(tuple(a) for a in axes))
 
 
 def plan_at(spec: PairSpec, env: dict[str, int]) -> ShapePlan:

@@ -48,6 +48,87 @@ def test_plan_with_a_pinned_scalar_has_nothing_symbolic():
         plan(load_spec(K / "vector_add/vec4.toml"), {"n": 5})
 
 
+@pytest.mark.parametrize("text", ["ceil_div(n, 256)", "n * m + 3", "n % 4 == 0", "min(n, 7, m)",
+                                  "max(n, 3) - m", "n // 3", "-n // 4", "n % 5", "3 < n <= m",
+                                  "n > 2 and not n == 7 or m == 1"])
+def test_expression_at_many_points_agrees_with_eval(text):
+    import numpy as np
+    e = parse_expr(text, predicate=any(op in text for op in ("==", ">", "<")))
+    points = [(n, m) for n in (-9, -1, 0, 1, 3, 5, 255, 256, 257, 2**40) for m in (1, 7, 300)]
+    got = e.eval_many({"n": np.array([n for n, _ in points], dtype=object),
+                       "m": np.array([m for _, m in points], dtype=object)})
+    assert [bool(g) if e.is_predicate else g for g in got] == \
+        [e.eval({"n": n, "m": m}) for n, m in points]
+
+
+def test_expression_at_many_points_refuses_a_zero_divisor_anywhere():
+    import numpy as np
+    with pytest.raises(ZeroDivisionError):
+        parse_expr("ceil_div(8, n)").eval_many({"n": np.array([4, 0, 2], dtype=object)})
+
+
+def _grid_spec(tmp_path, grid: str, length: str, assume: str = "", block: str = "32") -> Path:
+    ptx = HEAD.replace("{", "{{").replace("}", "}}") + STORE
+    ptx = ptx.replace(".param .u32 p_n)", ".param .u32 p_n, .param .u32 p_m)")
+    (tmp_path / "k.ptx").write_text(ptx.format(value="%r5"))
+    f = tmp_path / "grid.toml"
+    f.write_text(f"""
+name = "t/grid"
+mode = "bitexact"
+expect = "equivalent"
+assume = [{assume}]
+[reference]
+ptx = "k.ptx"
+kernel = "k"
+grid = [{grid}, 1, 1]
+block = [{block}, 1, 1]
+[candidate]
+ptx = "k.ptx"
+kernel = "k"
+grid = ["ceil_div(n, 32)", 1, 1]
+block = [32, 1, 1]
+[[param]]
+name = "out"
+buffer = "u32"
+length = "{length}"
+access = "out"
+[[param]]
+name = "n"
+scalar = "s32"
+range = [0, 40]
+[[param]]
+name = "m"
+scalar = "s32"
+values = [3, 1, 8]
+""")
+    return f
+
+
+@pytest.mark.parametrize("grid, length, assume, block", [
+    ('"ceil_div(n, 32)"', "n * m", '"n >= 1"', "32"),
+    ('"max(ceil_div(n, 16), m)"', "min(n, 4 * m)", '"n % m == 0", "n > 0"', "32"),
+    ('"ceil_div(n, 32)"', "n", "", "32"),                       # grid 0 at n=0: an error
+    ('"1"', "n - 5", '"n > 0"', "32"),                          # a negative length: an error
+    ('"ceil_div(n, 32)"', "n", '"n > 0", "8 // (n - 3) > 0"', "32"),   # 8 // 0 at n=3
+    ('"ceil_div(n, 32)"', "n", '"n > 0"', '"m * 32"'),          # the block depends on m
+    ('"ceil_div(n, 32)"', "n", '"n > 40"', "32"),               # no shape is allowed
+])
+def test_the_plan_at_all_shapes_at_once_is_the_plan_shape_by_shape(tmp_path, monkeypatch, grid,
+                                                                   length, assume, block):
+    import verifier.shapes as shapes
+    spec = load_spec(_grid_spec(tmp_path, grid, length, assume, block))
+
+    def outcome():
+        try:
+            return plan(spec, {})
+        except Exception as e:              # the same error, with the same message
+            return type(e), str(e)
+
+    at_once = outcome()
+    monkeypatch.setattr(shapes, "_plan_at_once", lambda *a: 1 // 0)   # the loop alone
+    assert at_once == outcome()
+
+
 def _spec(tmp_path, ref_ptx: str, cand_ptx: str, block: str = "[32, 1, 1]",
           n_range=(1, 64), extra: str = "") -> Path:
     (tmp_path / "ref.ptx").write_text(ref_ptx)

@@ -77,6 +77,57 @@ def _eval(n: Node, env: Mapping[str, int]):
     raise AssertionError(k)
 
 
+def _eval_many(n: Node, env: Mapping[str, Any]):
+    """`_eval` at many points at once: names are numpy arrays of Python ints (dtype object,
+    so the arithmetic is Python's, exact and unbounded) or ints; the result is such an array
+    (bool for predicates) or a plain value. A divisor that is zero at any point raises
+    ZeroDivisionError (the caller evaluates point by point to say where)."""
+    import numpy as np
+    k = n.kind
+    if k == "int":
+        return n.value
+    if k == "name":
+        return env[n.value]
+    vals = [_eval_many(a, env) for a in n.args]
+    if k == "neg":
+        return -vals[0]
+    if k == "bin" or (k == "call" and n.value == "ceil_div"):
+        a, b = vals
+        op = n.value
+        if op == "+":
+            return a + b
+        if op == "-":
+            return a - b
+        if op == "*":
+            return a * b
+        if np.any(np.asarray(b) == 0):
+            raise ZeroDivisionError
+        if op == "ceil_div":
+            return -(-a // b)
+        return a // b if op == "//" else a % b
+    if k == "call":
+        if not any(isinstance(v, np.ndarray) for v in vals):
+            return min(vals) if n.value == "min" else max(vals)
+        return _reduce(np.minimum if n.value == "min" else np.maximum, vals)
+    if k == "cmp":
+        return _reduce(np.logical_and, [np.asarray(_CMP[op](a, b), dtype=bool)
+                                        for op, a, b in zip(n.value, vals, vals[1:])])
+    if k == "and":
+        return _reduce(np.logical_and, [np.asarray(v, dtype=bool) for v in vals])
+    if k == "or":
+        return _reduce(np.logical_or, [np.asarray(v, dtype=bool) for v in vals])
+    if k == "not":
+        return np.logical_not(np.asarray(vals[0], dtype=bool))
+    raise AssertionError(k)
+
+
+def _reduce(f, vals):
+    out = vals[0]
+    for v in vals[1:]:
+        out = f(out, v)
+    return out
+
+
 def _z3_floor(a, b):
     """Python's floor division and modulo on 64-bit terms (z3's sdiv truncates)."""
     import z3
@@ -339,6 +390,15 @@ class Expr:
         except ZeroDivisionError:
             vals = ", ".join(f"{k}={env[k]}" for k in sorted(self.names))
             raise self._error(f"division by zero in {self.text!r} at {vals}") from None
+
+    def eval_many(self, env: Mapping[str, Any]):
+        """The value at many points at once (`_eval_many`): `env` maps names to numpy arrays
+        of Python ints (dtype object) or ints. Raises ZeroDivisionError, unlocated, when a
+        divisor is zero anywhere: `eval` at each point then says where."""
+        missing = sorted(self.names - set(env))
+        if missing:
+            raise self._error(f"no value for {', '.join(missing)} in {self.text!r}")
+        return _eval_many(self.node, env)
 
     def to_z3(self, env: Mapping[str, Any]):
         """The expression over `env` values that are ints or 64-bit z3 terms: an int when
