@@ -73,8 +73,9 @@ def _symbolic_inputs(spec: PairSpec, env: dict[str, int],
             n = lengths[p.name] if lengths is not None else p.length_of(env)
             elems = []
             for i in range(n):
-                v = z3.BitVec(f"{p.name}[{i}]", bits)
-                variables[str(v)] = (p.name, i, v)
+                name = f"{p.name}[{i}]"     # (as z3 prints it: a param name is an identifier)
+                v = z3.BitVec(name, bits)
+                variables[name] = (p.name, i, v)
                 elems.append(v)
             values[p.name] = SymBuffer(bits, tuple(elems))
         elif p.name in env:

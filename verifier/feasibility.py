@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import z3
 
+from semantics.domains import z3raw
 from verifier.address_values import offset_values
 from verifier.guarded_sums import same_sums
 from verifier.outputs import _value
@@ -179,22 +180,30 @@ class Feasibility:
         concrete."""
         if isinstance(t, (int, np.integer)):
             return None
-        return self._leaves(t, {})
+        # (the memos of `values` key by id: the term keeps its subterms, and so ids, alive)
+        self.pinned.append(t)
+        out = self._leaves(t.as_ast(), {}, self.values.ctx)
+        return np.full(self.count, out, dtype=np.int64) if isinstance(out, int) else out
 
-    def _leaves(self, e, memo: dict[int, np.ndarray]) -> np.ndarray:
-        # (a method, not a recursive closure: that would be a reference cycle holding the
-        # memo and this object until Python's next full collection)
-        key = e.get_id()
+    def _leaves(self, e, memo: dict, ctx) -> np.ndarray | int:
+        """`leaves` of the raw AST `e`: a leaf is its id, a selection an array over shapes.
+        (A method, not a recursive closure: that would be a reference cycle holding the memo
+        and this object until Python's next full collection.)"""
+        R = z3raw.read
+        key = R.ast_id(ctx, e)
         hit = memo.get(key)
         if hit is not None:
             return hit
-        out = None
-        if z3.is_app_of(e, z3.Z3_OP_ITE):
-            c = self.at_shapes(e.arg(0))
-            if c is not None:
-                out = np.where(c, self._leaves(e.arg(1), memo), self._leaves(e.arg(2), memo))
-        if out is None:
-            out = np.full(self.count, key, dtype=np.int64)
+        out = key
+        if R.ast_kind(ctx, e) == z3.Z3_APP_AST and \
+                R.decl_kind(ctx, R.app_decl(ctx, e)) == z3.Z3_OP_ITE:
+            c = R.app_arg(ctx, e, 0)
+            if self.shape_only_ast(c):
+                v = self.values.grid_raw(c)
+                if v is not None:
+                    then = self._leaves(R.app_arg(ctx, e, 1), memo, ctx)
+                    other = self._leaves(R.app_arg(ctx, e, 2), memo, ctx)
+                    out = np.where(self.space.full(v), then, other)
         memo[key] = out
         return out
 

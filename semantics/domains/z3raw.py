@@ -311,6 +311,23 @@ class Substitution:
         return _wrap(_C.Z3_substitute(_CTX.ref(), t.as_ast(), self.n, self.src, self.dst), t)
 
 
+def wrap(raw, like: z3.ExprRef) -> z3.ExprRef:
+    """A raw AST of `like`'s sort as a Python term (reference counted)."""
+    return _wrap(raw, like)
+
+
+def substitute_raw(raw, pairs: list):
+    """Raw AST `raw` with each (raw term, raw value) of `pairs` replaced, as a raw AST (z3's
+    own substitution, in C, without simplifying; kept alive by the caller's next use)."""
+    s = Substitution(pairs)
+    return _C.Z3_substitute(_CTX.ref(), raw, s.n, s.src, s.dst)
+
+
+def simplify_raw(raw):
+    """z3's simplifier with its default parameters (`z3.simplify(t)`), on a raw AST."""
+    return _C.Z3_simplify(_CTX.ref(), raw)
+
+
 def substitute(raw, pairs: list) -> z3.ExprRef:
     """Raw AST `raw` with each (raw term, raw value) of `pairs` replaced: z3's own
     substitution, in C, without simplifying."""

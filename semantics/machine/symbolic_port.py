@@ -150,35 +150,77 @@ def _conjuncts(m) -> list:
     return out
 
 
+def _raw_conjuncts(mask, ctx) -> list:
+    """`_conjuncts` on raw ASTs, in the same order (a stack of nested `And`s)."""
+    R = z3raw.read
+    out, stack = [], [mask]
+    while stack:
+        t = stack.pop()
+        if R.ast_kind(ctx, t) == z3.Z3_APP_AST and \
+                R.decl_kind(ctx, R.app_decl(ctx, t)) == z3.Z3_OP_AND:
+            stack.extend(R.app_arg(ctx, t, j) for j in range(R.num_args(ctx, t)))
+        else:
+            out.append(t)
+    return out
+
+
+def _peeled(value, mask, ctx) -> tuple[Any, list]:
+    """(raw `value` less its merges `If(lit, new, old)` on a conjunct `lit` of `mask`, the
+    raw conjuncts of `mask`): a register merged at this very mask is `new` where it holds."""
+    R = z3raw.read
+    lits = _raw_conjuncts(mask.as_ast(), ctx)
+    ids = {R.ast_id(ctx, lit) for lit in lits}
+    v = value.as_ast()
+    while R.ast_kind(ctx, v) == z3.Z3_APP_AST and \
+            R.decl_kind(ctx, R.app_decl(ctx, v)) == z3.Z3_OP_ITE and \
+            R.ast_id(ctx, R.app_arg(ctx, v, 0)) in ids:
+        v = R.app_arg(ctx, v, 1)
+    return v, lits
+
+
+def _result(raw, like):
+    """A raw term of `like`'s sort as the port's value: an int when it is a numeral."""
+    ctx = like.ctx_ref()
+    if z3raw.read.ast_kind(ctx, raw) == z3.Z3_NUMERAL_AST:
+        return int(z3raw.read.numeral(ctx, raw))
+    return z3raw.wrap(raw, like)
+
+
 def _assuming(value, mask, extra: tuple = ()):
     """`value` where the lane's `mask` holds (and the `extra` substitutions, e.g. a symbolic
     address offset := one of its values): registers written under a symbolic condition are
     `If(cond, new, old)`, and an access under that very condition uses `new`. Returns an int
     when that makes the value concrete (else the term). Sound because the access only happens
-    where `mask` holds."""
+    where `mask` holds. (On raw ASTs: this runs once per lane and place of a split access.)"""
     if _concrete(value):
         return value
+    ctx = value.ctx_ref()
+    R = z3raw.read
     if _concrete(mask):
-        lits = []
+        v, lits = value.as_ast(), []
     else:
-        lits = _conjuncts(mask)
         # The common case, a register merged at this very mask: If(lit, new, old) is `new`.
-        while z3.is_app_of(value, z3.Z3_OP_ITE) and any(value.arg(0).eq(l) for l in lits):
-            value = value.arg(1)
-            if z3.is_bv_value(value):
-                return value.as_long()
-    subst = list(extra)
+        v, lits = _peeled(value, mask, ctx)
+        if R.ast_kind(ctx, v) == z3.Z3_NUMERAL_AST:
+            return int(R.numeral(ctx, v))
+    pairs = [(a.as_ast(), b.as_ast()) for a, b in extra]
     # A concrete mask assumes nothing (an inactive lane's value is never used).
+    true, false = _TRUE.as_ast(), _FALSE.as_ast()
     for lit in lits:
-        if z3.is_true(lit):
+        kind = R.decl_kind(ctx, R.app_decl(ctx, lit)) \
+            if R.ast_kind(ctx, lit) == z3.Z3_APP_AST else None
+        if kind == z3.Z3_OP_TRUE:
             continue
-        if z3.is_not(lit):
-            subst.append((lit.arg(0), z3.BoolVal(False)))
-        subst.append((lit, z3.BoolVal(True)))
-    if not subst:
-        return value
-    t = z3.simplify(z3.substitute(value, *subst))
-    return t.as_long() if z3.is_bv_value(t) else t
+        if kind == z3.Z3_OP_NOT:
+            pairs.append((R.app_arg(ctx, lit, 0), false))
+        pairs.append((lit, true))
+    if not pairs:
+        return _result(v, value)
+    t = z3raw.simplify_raw(z3raw.substitute_raw(v, pairs))
+    return _result(t, value)
+
+
+_TRUE, _FALSE = z3.BoolVal(True), z3.BoolVal(False)
 
 
 def _merged_new(value, mask):
@@ -189,10 +231,8 @@ def _merged_new(value, mask):
     if _concrete(mask) or not z3.is_app_of(value, z3.Z3_OP_ITE):
         # (a loop's mask has a conjunct per iteration: not walked for a value that is no merge)
         return value.as_long() if z3.is_bv_value(value) else value
-    lits = _conjuncts(mask)
-    while z3.is_app_of(value, z3.Z3_OP_ITE) and any(value.arg(0).eq(l) for l in lits):
-        value = value.arg(1)
-    return value.as_long() if z3.is_bv_value(value) else value
+    v, _ = _peeled(value, mask, value.ctx_ref())
+    return _result(v, value)
 
 
 def _unless_zero(m, d):
