@@ -353,6 +353,46 @@ def compare(values: ShapeValues, buffers: dict[str, IndexedBuffer],
     return compared, None
 
 
+def compare_apart(values: dict[str, ShapeValues], buffers: dict[str, dict[str, IndexedBuffer]],
+                  widths: dict[str, int], initial: dict[str, np.ndarray],
+                  logs: dict[str, tuple[IndexedAccess, ...]],
+                  per_shape: dict[str, int]) -> tuple[int, Differs | None]:
+    """`compare` for kernels that each run one symbolic CTA of their own grid
+    (`verifier.symbolic_cta`: `%ctaid.x/reference` and `%ctaid.x/candidate`), so their
+    points are different grids: `values[role]`, `buffers[role]` and `per_shape[role]` are
+    each kernel's. Each write log is replayed over its own points and composed into each
+    shape's final contents; the two are then compared shape by shape.
+
+    Equal codes are equal values at a shape even when written from different CTAs: a code
+    is an input element, an element's initial contents, or a term; a term that mentions one
+    kernel's `%ctaid` cannot be the other's (it never sees that variable), so an identical
+    term mentions neither and has one value at the shape. Codes that differ are not walked
+    (`SameAt` compares two terms at one point, and here a point is one kernel's CTA): that
+    shape is handed back (`Differs`), and the caller falls back to the full launch."""
+    compared = 0
+    for name, init in initial.items():
+        left = {}
+        for role, log in logs.items():
+            b = buffers[role][name]
+            codes = _Codes(values[role], buffers[role])
+            left[role], _, _, _, clash = replay_log(codes, values[role].full, b, widths[name],
+                                                    init, log, role, per_shape[role])
+            if clash is not None:
+                return compared, clash
+        b = buffers["reference"][name]
+        step = per_shape["reference"]
+        live = np.arange(init.size, dtype=np.uint64)[None, :] * np.uint64(b.elem_bytes) \
+            < b.length_bytes[::step, None]
+        compared += int(live.sum())
+        differ = (left["reference"] != left["candidate"]) & live
+        if differ.any():
+            s, e = (int(i[0]) for i in np.nonzero(differ))
+            return compared, Differs(s, f"element {e} of '{name}' is not the same term in "
+                                        f"both kernels (with one symbolic CTA per kernel, "
+                                        f"values that differ are not walked)")
+    return compared, None
+
+
 def _second_look(values: ShapeValues, buffers: dict[str, IndexedBuffer], shape_only, real,
                  pin, differ: np.ndarray, writer: dict[str, np.ndarray],
                  writes: dict[str, list], jobs: int = 1,

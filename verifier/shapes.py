@@ -44,14 +44,14 @@ from verifier.claim import _launch_scalars, _symbolic_inputs
 from verifier.counterexample import (_concrete_inputs, _domain, _inconclusive, model_inputs,
                                      pretest, replay_fault, replay_race)
 from verifier.emulate import prepare_side
-from verifier.indexed import (NotIndexable, buffer_info, compare, indexed_params, size_check,
-                              two_dimensional, violation)
+from verifier.indexed import (NotIndexable, buffer_info, compare, compare_apart,
+                              indexed_params, size_check, two_dimensional, violation)
 from verifier.outputs import _outputs, _same, compare_outputs, random_testing
 from verifier.real_mode import ASSUMPTION as REAL_ASSUMPTION, NotReal, RealTranslator
 from verifier.solvers import Obligation, solve
 from verifier.spec import PairSpec, type_bits
 from verifier.feasibility import Feasibility
-from verifier.symbolic_cta import CtaAxes, CtaMismatch, cta_axes, existence
+from verifier.symbolic_cta import CtaAxes, CtaMismatch, cta_axes, existence, shared
 from verifier.verdict import INCONCLUSIVE, InternalError, Stage, Verdict, _Ctx
 
 MAX_COMBINATIONS = 2_000_000     # shapes enumerated (cheaply) to find the maximal launch
@@ -285,14 +285,14 @@ def check_shapes(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int) -> 
         if tested is not None:
             return tested
     indexed = two_dimensional(spec, sp.names)
-    cta: CtaAxes | str | None = None
+    cta: dict[str, CtaAxes] | str | None = None
     if indexed and sp.names:
         try:
             cta = cta_axes(spec, sp.grids, {r: _prepared(ctx, r)
                                             for r in ("reference", "candidate")})
         except UnsupportedError as e:
             raise ShapeFallback(str(e)) from None
-    if isinstance(cta, CtaAxes):
+    if isinstance(cta, dict):
         t0 = time.perf_counter()
         kept = len(ctx.stages), len(ctx.obligations), set(ctx.assumptions), ctx.witness
         try:
@@ -312,8 +312,9 @@ def check_shapes(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int) -> 
 
 
 def _maximal(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int, indexed: bool,
-             cta: CtaAxes | None) -> Verdict | None:
-    """`check_shapes` on one maximal launch: every CTA, or one symbolic CTA (`cta`)."""
+             ctas: dict[str, CtaAxes] | None) -> Verdict | None:
+    """`check_shapes` on one maximal launch: every CTA, or one symbolic CTA per kernel
+    (`ctas`, the same `CtaAxes` for both when they launch the same grid)."""
     spec = ctx.spec
     values, constraints, variables = _symbolic_inputs(spec, fixed, sp.lengths)
     env64: dict[str, Any] = {n: v for n, v in fixed.items()}
@@ -325,17 +326,26 @@ def _maximal(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int, indexed
             raise ShapeFallback(f"assume {a.text!r} never holds")
         if c is not True:
             constraints.append(c)
-    if cta is not None:
+    apart = ctas is not None and not shared(ctas)
+    for cta in ([] if ctas is None else [ctas["reference"]] if not apart else ctas.values()):
         ids = cta.variables()
         values = dict(values, **ids)
         # (the axes' range, for the solver: a model is then a CTA of the largest grid)
         constraints += [z3.ULT(v, d) for v, d in zip(ids.values(), cta.dims)]
-    feas = Feasibility(sp, values, constraints, cta=cta)
+    # Each kernel's points: shapes (times its CTAs); one object when both share them.
+    feass = {r: Feasibility(sp, values, constraints, cta=ctas[r] if ctas else None)
+             for r in (("reference", "candidate") if apart else ("reference",))}
+    if not apart:
+        feass["candidate"] = feass["reference"]
+    feas = feass["reference"]
     what = (f"{sp.count} launch shapes ({', '.join(sp.names)} symbolic)" if sp.names else
             f"{_shape(fixed)}, every access logged")
-    if cta is not None:
-        what += (f"; one symbolic CTA ({', '.join(cta.names)}) for the "
-                 f"{cta.per_shape} CTAs of the largest grid")
+    if ctas is not None and not apart:
+        what += (f"; one symbolic CTA ({', '.join(ctas['reference'].names)}) for the "
+                 f"{ctas['reference'].per_shape} CTAs of the largest grid")
+    elif apart:
+        what += ("; one symbolic CTA per kernel (" + ", ".join(
+            f"{r}: {c.per_shape} CTA(s) of its largest grid" for r, c in ctas.items()) + ")")
     t0 = time.perf_counter()
     launches: dict[str, SymbolicLaunch] = {}
     if indexed:
@@ -344,7 +354,8 @@ def _maximal(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int, indexed
     while len(launches) < 2:
         role = ("reference", "candidate")[len(launches)]
         try:
-            launches[role] = _launch(ctx, sp, role, values, env64, feas, indexed, cta)
+            launches[role] = _launch(ctx, sp, role, values, env64, feass[role], indexed,
+                                     ctas[role] if ctas else None)
         except (MemoryFault, ExecutionError) as e:
             # On lanes that run for every shape: any shape shows it; the largest has them all.
             verdict = replay_fault(ctx, role, dict(fixed, **sp.shapes[-1]), seed)
@@ -369,25 +380,26 @@ def _maximal(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int, indexed
         if not launch.obligations:
             continue
         # Conditions about shapes alone are decided by evaluating them at every shape.
+        own = feass[role]
         hit, terms = None, []
         for o in launch.obligations:
-            decided, at = feas.violated(o)
+            decided, at = own.violated(o)
             if not decided:
                 terms.append(o.violation)
             elif at is not None:
                 hit = at
                 break
         if hit is None:
-            hit, rest = feas.decide(terms)
+            hit, rest = own.decide(terms)
         if hit is not None:
-            verdict = replay_fault(ctx, role, dict(fixed, **feas.shape_at(hit)), seed)
+            verdict = replay_fault(ctx, role, dict(fixed, **own.shape_at(hit)), seed)
             if verdict is not None:
                 return verdict
-            if cta is not None:       # (the point's CTA may not exist in the real launch)
+            if ctas is not None:      # (the point's CTA may not exist in the real launch)
                 raise ShapeFallback(f"an invalid access by the {role} at "
-                                    f"{_shape(feas.shape_at(hit))} did not fault")
+                                    f"{_shape(own.shape_at(hit))} did not fault")
             raise InternalError(f"an invalid access by the {role} at "
-                                f"{_shape(feas.shape_at(hit))} did not fault on the emulator "
+                                f"{_shape(own.shape_at(hit))} did not fault on the emulator "
                                 f"(keq bug)")
         if not rest:
             continue
@@ -410,13 +422,18 @@ def _maximal(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int, indexed
         if r.answer != "unsat":
             return _inconclusive(ctx, f"bounds of the {role}: no solver answered "
                                       f"({r.answer}: {r.detail or r.solver})")
-    info = _indexed(buffer_info, spec, values, lambda p: p.length.to_z3(env64),
-                    feas.values) if indexed else {}
+    # (each kernel's view of the buffers, over its own points)
+    infos = {r: _indexed(buffer_info, spec, values, lambda p: p.length.to_z3(env64),
+                         feass[r].values) if indexed else {}
+             for r in ("reference", "candidate") if apart or r == "reference"}
+    if not apart:
+        infos["candidate"] = infos["reference"]
+    info = infos["reference"]
     if indexed:
         for role, launch in launches.items():
-            hit = _indexed(violation, feas.values, info, launch.indexed)
+            hit = _indexed(violation, feass[role].values, infos[role], launch.indexed)
             if hit is not None:
-                at = dict(fixed, **feas.shape_at(hit[0]))
+                at = dict(fixed, **feass[role].shape_at(hit[0]))
                 verdict = replay_fault(ctx, role, at, seed)
                 if verdict is not None:
                     return verdict
@@ -440,7 +457,8 @@ def _maximal(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int, indexed
         if not launch.races:
             continue
         checked += len(launch.races)
-        verdict = _races(ctx, role, launch, sp, fixed, constraints, variables, seed, feas)
+        verdict = _races(ctx, role, launch, sp, fixed, constraints, variables, seed,
+                         feass[role])
         if verdict is not None:
             return verdict
     logged = "every access logged" + (" (indexed buffers: two writers of one element are "
@@ -472,6 +490,8 @@ def _maximal(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int, indexed
             live = _lt(i, length)
             if live is False or _same(a, b):
                 continue
+            if apart:       # (every buffer is indexed then: nothing is compared here)
+                raise ShapeFallback(f"one symbolic CTA per kernel: '{p.name}' is not indexed")
             if not feas.names:                # one fixed shape: no selection by shape
                 diffs.append((p, i, a, b, live))
                 continue
@@ -508,13 +528,17 @@ def _maximal(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int, indexed
         t0 = time.perf_counter()
     if indexed:
         t1 = time.perf_counter()
-        n, differs = _indexed(compare, feas.values, info,
-                              {p.name: type_bits(p.type) for p in spec.buffers},
-                              {p.name: info[p.name].ids for p in spec.buffers
-                               if p.access == "out"},
-                              {r: launch.indexed for r, launch in launches.items()},
-                              feas.shape_only_ast, spec.mode == "real", feas.pinned.append,
-                              ctx.jobs, feas.per_shape)
+        widths = {p.name: type_bits(p.type) for p in spec.buffers}
+        initial = {p.name: info[p.name].ids for p in spec.buffers if p.access == "out"}
+        logs = {r: launch.indexed for r, launch in launches.items()}
+        if apart:
+            n, differs = _indexed(compare_apart, {r: f.values for r, f in feass.items()},
+                                  infos, widths, initial, logs,
+                                  {r: f.per_shape for r, f in feass.items()})
+        else:
+            n, differs = _indexed(compare, feas.values, info, widths, initial, logs,
+                                  feas.shape_only_ast, spec.mode == "real",
+                                  feas.pinned.append, ctx.jobs, feas.per_shape)
         if differs is not None:
             raise CheckAt(dict(fixed, **sp.shapes[differs.shape]), differs.why)
         if spec.mode == "real":

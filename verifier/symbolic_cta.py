@@ -29,6 +29,18 @@ Then the run is exact for every CTA at once:
   must be the same CTA in both kernels (`CtaMismatch` otherwise: the terms would stand for
   different CTAs, and the verifier falls back to the full maximal launch).
 
+Kernels that launch different grids (a transpose's 8- and 32-row tiles, a kernel coarsened
+to two elements per thread) each run one symbolic CTA of their own grid, with `%ctaid`
+registers of their own: `%ctaid.x/reference` and `%ctaid.x/candidate`, axes of two different
+grids of points (shapes times that kernel's CTAs), each kernel's bounds, races and barriers
+decided over its own. Their write logs are composed into each shape's final contents and
+compared shape by shape (`verifier.indexed.compare_apart`): equal codes are equal values even
+when different CTAs wrote them, since a term that mentions one kernel's `%ctaid` can never be
+the other's (it never sees that variable), and where codes differ the shape is handed back
+(the walk compares two terms at one point, and here no point is both kernels'). Naming both
+kernels' registers alike would be unsound: `%ctaid.y` stored by 16-row and by 32-row CTAs is
+one term of two meanings (tests/data/copy2d/stamp_y_coarse.toml).
+
 Anything this mode cannot decide (a fallback, a shape to check on its own, an Inconclusive
 verdict) is not an answer: the verifier reruns the claim on the full maximal launch, so this
 mode only ever shortens a proof or a replayed refutation.
@@ -69,26 +81,46 @@ class CtaMismatch(Exception):
     stand for different CTAs and cannot be compared at one point (the message says where)."""
 
 
-def cta_axes(spec, grids: dict[str, tuple[int, int, int]], kernels: dict) -> CtaAxes | str:
-    """The CTA axes of one symbolic CTA for this claim, or why it does not apply (the full
-    maximal launch runs then). `grids`: each kernel's maximal grid; `kernels`: each kernel,
-    prepared (`.global_vars`)."""
+def cta_axes(spec, grids: dict[str, tuple[int, int, int]],
+             kernels: dict) -> dict[str, CtaAxes] | str:
+    """Each kernel's CTA axes of one symbolic CTA for this claim, or why it does not apply
+    (the full maximal launch runs then). `grids`: each kernel's maximal grid; `kernels`:
+    each kernel, prepared (`.global_vars`).
+
+    Kernels that launch the same grid and block share one `CtaAxes` (the same object for
+    both roles): their `%ctaid` registers are the same shape scalars, so the term walk can
+    compare values that mention them at one point. Kernels that launch different grids (a
+    transpose's tiles, a coarsened kernel) each get their own: `%ctaid.x/reference` and
+    `%ctaid.x/candidate`, axes of two different grids of points, compared shape by shape
+    (`verifier.indexed.compare_apart`)."""
     if any(p.is_buffer and p.access not in ("in", "out") for p in spec.params):
         return "a buffer is neither `in` nor `out`: CTAs may observe one another's writes"
     for role, k in kernels.items():
         if k.global_vars:
             return f"the {role} declares .global variables"
-    sides = [spec.side(r) for r in ("reference", "candidate")]
-    if [e.text for e in sides[0].grid] != [e.text for e in sides[1].grid] or \
-            tuple(sides[0].block) != tuple(sides[1].block):
-        # (not needed for soundness: the kernels would likely write an element from
-        # different CTAs, which only the full launch compares)
-        return "the kernels launch different grids or blocks"
-    dims = [max(g[a] for g in grids.values()) for a in range(3)]
-    axes = tuple(a for a in range(3) if dims[a] > 1)
-    if not axes:
+    sides = {r: spec.side(r) for r in ("reference", "candidate")}
+    if [e.text for e in sides["reference"].grid] == [e.text for e in sides["candidate"].grid] \
+            and tuple(sides["reference"].block) == tuple(sides["candidate"].block):
+        dims = [max(g[a] for g in grids.values()) for a in range(3)]
+        axes = tuple(a for a in range(3) if dims[a] > 1)
+        if not axes:
+            return "every allowed shape launches one CTA"
+        shared = CtaAxes(tuple(CTA_REGISTERS[a] for a in axes), axes,
+                         tuple(dims[a] for a in axes))
+        return {"reference": shared, "candidate": shared}
+    out = {}
+    for role, grid in grids.items():
+        axes = tuple(a for a in range(3) if grid[a] > 1)
+        out[role] = CtaAxes(tuple(f"{CTA_REGISTERS[a]}/{role}" for a in axes), axes,
+                            tuple(grid[a] for a in axes))
+    if not any(c.axes for c in out.values()):
         return "every allowed shape launches one CTA"
-    return CtaAxes(tuple(CTA_REGISTERS[a] for a in axes), axes, tuple(dims[a] for a in axes))
+    return out
+
+
+def shared(ctas: dict[str, CtaAxes]) -> bool:
+    """Do both kernels run the same symbolic CTA (one set of `%ctaid` shape scalars)?"""
+    return ctas["reference"] is ctas["candidate"]
 
 
 def existence(cta: CtaAxes, variables: dict[str, Any], grid_terms: list) -> tuple[Any, dict]:
@@ -112,4 +144,4 @@ def existence(cta: CtaAxes, variables: dict[str, Any], grid_terms: list) -> tupl
     return (z3.And(parts) if parts else True), special
 
 
-__all__ = ["CTA_REGISTERS", "CtaAxes", "CtaMismatch", "cta_axes", "existence"]
+__all__ = ["CTA_REGISTERS", "CtaAxes", "CtaMismatch", "cta_axes", "existence", "shared"]

@@ -47,8 +47,11 @@ TWO_D = ["transpose/tiled.toml", "transpose/padded.toml", "transpose/tiled_nobou
          "transpose/tiled_nobounds_aligned.toml", "transpose/padded_badstride.toml",
          "matmul/tiled_bitexact_k16.toml", "matmul/tiled_real.toml"]
 # Proved on one symbolic CTA standing for all four (verifier/symbolic_cta.py), not on a fall
-# back to every CTA: both kernels write each element of C from the same CTA.
-ONE_CTA = ["matmul/tiled_bitexact_k16.toml", "matmul/tiled_real.toml"]
+# back to every CTA: both kernels write each element of C from the same CTA. The transposes
+# launch different grids (8- and 32-row tiles): one symbolic CTA per kernel.
+ONE_CTA = ["matmul/tiled_bitexact_k16.toml", "matmul/tiled_real.toml",
+           "transpose/tiled.toml", "transpose/padded.toml",
+           "transpose/tiled_nobounds_aligned.toml"]
 
 
 @pytest.mark.parametrize("path", ONE_D + DATA_ADDRESSES + TWO_D)

@@ -15,7 +15,7 @@ import z3
 from semantics.machine.indexed_buffers import IndexedAccess, array
 from verifier.equiv import EQUIVALENT, NOT_EQUIVALENT, verify
 from verifier.indexed import IndexedBuffer as Info
-from verifier.indexed import compare
+from verifier.indexed import compare, compare_apart
 from verifier.shape_space import ShapeSpace, ShapeValues
 from verifier.spec import load_spec
 from verifier.symbolic_cta import CtaMismatch
@@ -110,6 +110,62 @@ def test_a_value_of_the_ctaid_is_compared_at_the_cta_that_wrote_it():
     assert differs is not None and "element 0" in differs.why
 
 
+# -- one symbolic CTA per kernel (different grids) ---------------------------------------------
+
+def _apart():
+    """n in {1, 2}; the reference runs 2 CTAs of 1 lane (its `%ctaid.x/reference`), the
+    candidate 1 CTA (no CTA axis); an out buffer of 2 elements and an in buffer."""
+    base = ShapeSpace(["n"], [[1, 2]], [{"n": 1}, {"n": 2}])
+    values = {"reference": ShapeValues(base.times([R.decl().name()], [2]),
+                                       {"n": 64, R.decl().name(): 32}),
+              "candidate": ShapeValues(base, {"n": 64})}
+    init = [z3.BitVec(f"out[{i}]", 32) for i in range(2)]
+    elems = [z3.BitVec(f"in[{i}]", 32) for i in range(2)]
+    TERMS[:] = init + elems
+
+    def info(points):
+        lengths = np.full(points, 8, np.uint64)
+        return {"out": Info("out", 4, np.array([t.get_id() for t in init]), lengths, lengths),
+                "in": Info("in", 4, np.array([t.get_id() for t in elems]), lengths, lengths)}
+    buffers = {"reference": info(4), "candidate": info(2)}
+    return values, buffers, np.array([t.get_id() for t in init])
+
+
+R = z3.BitVec("%ctaid.x/reference", 32)
+R64 = z3.ZeroExt(32, R)
+
+
+def _compare_apart(ref, cand):
+    values, buffers, ids = _apart()
+    return compare_apart(values, buffers, {"out": 32}, {"out": ids},
+                         {"reference": ref, "candidate": cand},
+                         {"reference": 2, "candidate": 1})
+
+
+def test_kernels_of_different_grids_agree_shape_by_shape():
+    # the reference's CTA c copies in[c] to out[c]; the candidate's one CTA, two lanes, both
+    ref = (_write(R64 * 4, z3.Select(array("in", 4), R64 * 4)),)
+    cand = (_write(0, TERMS[2]), _write(4, z3.Select(array("in", 4), z3.BitVecVal(4, 64)), 1))
+    cells, differs = _compare_apart(ref, cand)
+    assert differs is None and cells == 2 * 2
+
+
+def test_a_value_of_one_kernels_ctaid_is_never_the_others():
+    # the reference stores %ctaid.x/reference, the candidate 0 and 1 by lane: equal values,
+    # but not equal codes, and they are not walked: handed back as a shape
+    ref = (_write(R64 * 4, R),)
+    cand = (_write(0, z3.BitVecVal(0, 32)), _write(4, z3.BitVecVal(1, 32), 1))
+    _, differs = _compare_apart(ref, cand)
+    assert differs is not None and differs.shape == 0 and "not walked" in differs.why
+
+
+def test_two_ctas_of_one_kernel_writing_one_element_are_handed_back():
+    ref = (_write(0, z3.BitVecVal(1, 32)),)          # lane 0 of both reference CTAs
+    cand = (_write(0, z3.BitVecVal(1, 32)),)
+    _, differs = _compare_apart(ref, cand)
+    assert differs is not None and "two threads of the reference" in differs.why
+
+
 # -- whole claims -------------------------------------------------------------------------------
 
 def _stage(v, name):
@@ -145,4 +201,30 @@ def test_two_ctas_writing_one_element_is_refuted_and_replays():
     v = verify(spec, timeout_s=30, trials=0)
     assert v.kind == NOT_EQUIVALENT, v.reasons
     assert "two threads of the candidate" in _stage(v, ONE_CTA).detail
+    assert_replays(spec, v.counterexample)
+
+
+def test_a_coarsened_kernel_is_proved_on_one_symbolic_cta_per_kernel():
+    # copy2d against copy2d_coarse: two elements per thread, half the CTAs along y
+    v = verify(load_spec(D / "coarse.toml"), timeout_s=30)
+    assert v.kind == EQUIVALENT, v.reasons
+    assert "one symbolic CTA per kernel" in _stage(v, "symbolic execution").detail
+    assert _stage(v, ONE_CTA) is None               # decided there: no fall back
+
+
+def test_values_of_ctaid_from_different_grids_fall_back_to_every_cta():
+    v = verify(load_spec(D / "stamp_coarse.toml"), timeout_s=30)
+    assert v.kind == EQUIVALENT, v.reasons
+    fell = _stage(v, ONE_CTA)
+    assert fell.status == "skipped" and "not the same term" in fell.detail
+    assert ONE_CTA not in _stage(v, "symbolic execution").detail
+
+
+def test_each_kernels_own_ctaid_is_kept_apart_and_the_bug_replays():
+    # both kernels store the term %ctaid.y, of grids of 16-row and 32-row CTAs: one name
+    # for both would prove this pair (rows 16..31 differ)
+    spec = load_spec(D / "stamp_y_coarse.toml")
+    v = verify(spec, timeout_s=30, trials=0)          # testing off: the proof must find it
+    assert v.kind == NOT_EQUIVALENT, v.reasons
+    assert v.counterexample.scalars["rows"] > 16
     assert_replays(spec, v.counterexample)
