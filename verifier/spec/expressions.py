@@ -46,24 +46,11 @@ def _eval(n: Node, env: Mapping[str, int]):
         return int(env[n.value])
     if k == "neg":
         return -_eval(n.args[0], env)
-    if k == "bin":
+    if k == "bin" or (k == "call" and n.value == "ceil_div"):
         a, b = _eval(n.args[0], env), _eval(n.args[1], env)
-        op = n.value
-        if op == "+":
-            return a + b
-        if op == "-":
-            return a - b
-        if op == "*":
-            return a * b
-        if b == 0:
-            raise ZeroDivisionError
-        return a // b if op == "//" else a % b
+        return _arith(n.value, a, b, b == 0)
     if k == "call":
         vals = [_eval(a, env) for a in n.args]
-        if n.value == "ceil_div":
-            if vals[1] == 0:
-                raise ZeroDivisionError
-            return -(-vals[0] // vals[1])
         return min(vals) if n.value == "min" else max(vals)
     if k == "cmp":
         vals = [_eval(a, env) for a in n.args]
@@ -75,6 +62,22 @@ def _eval(n: Node, env: Mapping[str, int]):
     if k == "not":
         return not _eval(n.args[0], env)
     raise AssertionError(k)
+
+
+def _arith(op: str, a, b, zero_divisor: bool):
+    """A binary operator or ceil_div, on ints or on arrays of them alike (Python's floor
+    division and modulo); `zero_divisor` says whether `b` is zero (anywhere)."""
+    if op == "+":
+        return a + b
+    if op == "-":
+        return a - b
+    if op == "*":
+        return a * b
+    if zero_divisor:
+        raise ZeroDivisionError
+    if op == "ceil_div":
+        return -(-a // b)
+    return a // b if op == "//" else a % b
 
 
 def _eval_many(n: Node, env: Mapping[str, Any]):
@@ -93,18 +96,8 @@ def _eval_many(n: Node, env: Mapping[str, Any]):
         return -vals[0]
     if k == "bin" or (k == "call" and n.value == "ceil_div"):
         a, b = vals
-        op = n.value
-        if op == "+":
-            return a + b
-        if op == "-":
-            return a - b
-        if op == "*":
-            return a * b
-        if np.any(np.asarray(b) == 0):
-            raise ZeroDivisionError
-        if op == "ceil_div":
-            return -(-a // b)
-        return a // b if op == "//" else a % b
+        return _arith(n.value, a, b, n.value in ("//", "%", "ceil_div") and
+                      bool(np.any(np.asarray(b) == 0)))
     if k == "call":
         if not any(isinstance(v, np.ndarray) for v in vals):
             return min(vals) if n.value == "min" else max(vals)
