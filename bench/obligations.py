@@ -5,7 +5,7 @@ testing would have answered), with the time a portfolio schedule would take on t
 machine.
 
     .venv/bin/python bench/obligations.py                       # collect, then time (~15 min)
-    .venv/bin/python bench/obligations.py --config unflat:PP_FLATTEN_AND=false
+    .venv/bin/python bench/obligations.py --config defaults: --config unflat:PP_FLATTEN_AND=false
     .venv/bin/python bench/obligations.py --dir /tmp/obl --no-collect   # an existing corpus
 
 Why: a configuration that wins on the four pairs of `bench/verify.py --only portfolio` can
@@ -13,8 +13,9 @@ lose on the obligations around them (docs/solvers.md, "Tried and not adopted"). 
 is every `.smt2` under `--dir` with floating point in it, deduplicated by name (the text's
 sha256), plus the canonical ones of bench/solvers.py.
 
-Baselines in the same run: z3 alone, bitwuzla's default configuration alone, and the
-schedule "z3 on one core, bitwuzla on the other" (the portfolio's two first members on two
+Baselines in the same run: z3 alone, the bitwuzla member alone (keq's configuration:
+bitwuzla's defaults with its FP_OPTIONS on floating point; `--config defaults:` adds
+bitwuzla as it comes), and the schedule "z3 on one core, bitwuzla on the other" (the portfolio's two first members on two
 cores: the minimum of the two). Each extra configuration is shown alone and as a slice of
 `--slice` seconds before the default one on the second core (`min(z3, u if u <= slice else
 slice + d)`). A time at the limit is a timeout, counted as the limit (totals marked `>=`).
@@ -81,7 +82,10 @@ def corpus(directory: Path) -> dict[str, tuple[str, str]]:
 
 
 def configured(label: str, options: dict) -> BitwuzlaBackend:
-    cls = type(f"Bitwuzla_{label}", (BitwuzlaBackend,), {"name": label, "OPTIONS": options})
+    """bitwuzla with its own defaults and `options` on every obligation (not the member's
+    FP_OPTIONS: `--config defaults:` is bitwuzla as it comes)."""
+    cls = type(f"Bitwuzla_{label}", (BitwuzlaBackend,),
+               {"name": label, "OPTIONS": options, "FP_OPTIONS": {}})
     return cls()
 
 

@@ -507,7 +507,7 @@ def test_a_bitwuzla_configuration_sets_its_options_and_nothing_else():
     from verifier.solvers.backends import BitwuzlaBackend
 
     class Unflattened(BitwuzlaBackend):
-        name, OPTIONS = "unflat", {"PP_FLATTEN_AND": False}
+        name, OPTIONS, FP_OPTIONS = "unflat", {"PP_FLATTEN_AND": False}, {}
 
     default, unflat = get_backend("bitwuzla").options(5), Unflattened().options(5)
     assert default.get(bz.Option.PP_FLATTEN_AND) is True
@@ -517,6 +517,26 @@ def test_a_bitwuzla_configuration_sets_its_options_and_nothing_else():
             assert unflat.get(option) == default.get(option), option
     assert Unflattened().check(Obligation(mul_commutes(), "mul"), 30).answer == "unsat"
     assert Unflattened.engine == get_backend("sparse").engine == "bitwuzla"
+
+
+@needs("bitwuzla")
+def test_bitwuzla_decides_floating_point_without_its_abstraction_module(monkeypatch):
+    import bitwuzla as bz
+    from verifier.solvers.backends import BitwuzlaBackend
+    member = get_backend("bitwuzla")
+    assert member.options(5, floating=True).get(bz.Option.ABSTRACTION) is False
+    assert member.options(5, floating=False).get(bz.Option.ABSTRACTION) is True
+    seen, options = [], BitwuzlaBackend.options
+    monkeypatch.setattr(BitwuzlaBackend, "options",
+                        lambda self, t, floating=False: seen.append(floating) or
+                        options(self, t, floating))
+    fp, bv = Obligation(fma_vs_mul_add("f32")), Obligation(bv_add_commutes())
+    assert member.check(fp, 30).answer == "sat"
+    assert member.check(bv, 30).answer == "unsat"
+    # a stored text (keq check) is read the same way as the obligation it came from
+    assert member.check(fp.text, 30).answer == "sat"
+    assert member.check(bv.text, 30).answer == "unsat"
+    assert seen == [True, False, True, False]
 
 
 # -- the search among sparse inputs -----------------------------------------------------------

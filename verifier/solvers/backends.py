@@ -170,14 +170,24 @@ def _z3_model(m: z3.ModelRef, roots, names) -> dict[str, int | bool]:
 
 
 # -- bitwuzla ----------------------------------------------------------------------------------
+def _floating(text: str) -> bool:
+    """Does portable SMT-LIB2 text use floating point? (`fp.` operations or `to_fp`.)"""
+    return "(fp." in text or "to_fp" in text
+
+
 class BitwuzlaBackend(Backend):
     """bitwuzla's Python API: its SMT-LIB2 parser, then check_sat with TIME_LIMIT_PER."""
 
     name = "bitwuzla"
     engine = "bitwuzla"
-    # Options set on top of bitwuzla's defaults, by `bitwuzla.Option` member name: none for
-    # the member; bench/obligations.py times other configurations through this.
+    # Options set on top of bitwuzla's defaults, by `bitwuzla.Option` member name, on every
+    # obligation (bench/obligations.py times other configurations through this) ...
     OPTIONS: dict[str, object] = {}
+    # ... and on those with floating point: no abstraction module. It abstracts multipliers
+    # and dividers and refines them lazily, and the multipliers of a bit-blasted float
+    # product are needed in full for its rounding: over keq's floating-point obligations it
+    # cost 19 % in all, up to 5x on one (docs/solvers.md).
+    FP_OPTIONS: dict[str, object] = {"ABSTRACTION": False}
 
     @classmethod
     def available(cls):
@@ -195,13 +205,15 @@ class BitwuzlaBackend(Backend):
         except Exception:
             return "not installed"
 
-    def options(self, timeout_s: float):
-        """The `bitwuzla.Options` of one check: models, the time limit, `OPTIONS`."""
+    def options(self, timeout_s: float, floating: bool = False):
+        """The `bitwuzla.Options` of one check: models, the time limit, `OPTIONS`, and
+        `FP_OPTIONS` for an obligation with floating point."""
         import bitwuzla as bz
         opts = bz.Options()
         opts.set(bz.Option.PRODUCE_MODELS, True)
         opts.set(bz.Option.TIME_LIMIT_PER, _ms(timeout_s))
-        for option, value in self.OPTIONS.items():
+        chosen = dict(self.OPTIONS, **(self.FP_OPTIONS if floating else {}))
+        for option, value in chosen.items():
             opts.set(getattr(bz.Option, option), value)
         return opts
 
@@ -209,7 +221,9 @@ class BitwuzlaBackend(Backend):
         import bitwuzla as bz
         p = _problem(problem, portable=True)
         tm = bz.TermManager()
-        parser = bz.Parser(tm, self.options(timeout_s))
+        floating = bool(problem.translation.fp_sorts) if isinstance(problem, Obligation) \
+            else _floating(p.text)
+        parser = bz.Parser(tm, self.options(timeout_s, floating))
         parser.parse(p.text, True, False)     # parse only: assertions, no check-sat
         solver = parser.bitwuzla()
         r = solver.check_sat()
