@@ -44,6 +44,7 @@ from verifier.parallel import first_failure
 from verifier.same_at import SameAt  # (re-exported: the walk lives in its own module)
 from verifier.shape_space import ShapeValues
 from verifier.symbolic_cta import CtaMismatch
+from verifier.verdict import InternalError
 from verifier.spec import type_bits
 
 
@@ -77,30 +78,51 @@ Evaluate = Callable[[Any], "np.ndarray | None"]
 
 
 def violation(values: ShapeValues, buffers: dict[str, IndexedBuffer],
-              accesses: tuple[IndexedAccess, ...]) -> tuple[int, IndexedAccess] | None:
+              accesses: tuple[IndexedAccess, ...], jobs: int = 1
+              ) -> tuple[int, IndexedAccess] | None:
     """(a shape, the access) where a logged access is out of its buffer or misaligned; None
-    when every access is inside at every shape where it happens. Decided over the grid of
-    shapes, the condition's conjuncts kept apart (`ShapeSpace.any_of`): a thread's `row < M
-    and k < K` against an offset `4 * (row * K + k)` past `4 * M * K` costs the 32 x 32
-    values they vary over, not one per shape."""
+    when every access is inside at every shape where it happens. The accesses are
+    independent: `jobs` processes share them (`verifier.parallel.first_failure`), and the
+    first that fails (or cannot be evaluated) is looked at again here, so the answer, or
+    the `NotIndexable` raised, is the one a loop in order gives."""
+    def inside(i: int) -> bool:
+        try:
+            return _outside_at(values, buffers, accesses[i]) is None
+        except NotIndexable:
+            return False
+    i = first_failure(len(accesses), inside, jobs)
+    if i is None:
+        return None
+    at = _outside_at(values, buffers, accesses[i])
+    if at is None:
+        raise InternalError(f"{accesses[i].what}: bounds decided differently in a worker "
+                            f"(keq bug)")
+    return at, accesses[i]
+
+
+def _outside_at(values: ShapeValues, buffers: dict[str, IndexedBuffer],
+                a: IndexedAccess) -> int | None:
+    """A shape where access `a` is out of its buffer or misaligned, or None. Decided over
+    the grid of shapes, the condition's conjuncts kept apart (`ShapeSpace.any_of`): a
+    thread's `row < M and k < K` against an offset `4 * (row * K + k)` past `4 * M * K`
+    costs the 32 x 32 values they vary over, not one per shape."""
     space = values.space
-    for a in accesses:
-        grouped = values.grouped(a.cond)
-        if grouped is None:
-            raise NotIndexable(f"the condition of {a.what} depends on input data")
-        if not grouped.possible:
-            continue
-        # (the port logs the offset where the access happens, `where_holds`: a loop counter
-        # merged on the lane's own condition varies along K alone there)
-        off = np.uint64(int(a.offset) & 0xFFFF_FFFF_FFFF_FFFF) \
-            if isinstance(a.offset, (int, np.integer)) else values.grid(a.offset)
-        if off is None:
-            raise NotIndexable(f"the offset of {a.what} depends on input data")
-        length = buffers[a.buffer].length_grid
-        bad = (off >= np.uint64(1 << 62)) | (off + np.uint64(a.nbytes) > length) \
-            | (off % np.uint64(a.align) != 0)
-        if space.any_with(grouped, bad):
-            return space.first(functools.reduce(operator.and_, values.factors(a.cond), bad)), a
+    grouped = values.grouped(a.cond)
+    if grouped is None:
+        raise NotIndexable(f"the condition of {a.what} depends on input data")
+    if not grouped.possible:
+        return None
+    # (the port logs the offset where the access happens, `where_holds`: a loop counter
+    # merged on the lane's own condition varies along K alone there)
+    off = np.uint64(int(a.offset) & 0xFFFF_FFFF_FFFF_FFFF) \
+        if isinstance(a.offset, (int, np.integer)) else values.grid(a.offset)
+    if off is None:
+        raise NotIndexable(f"the offset of {a.what} depends on input data")
+    length = buffers[a.buffer].length_grid
+    bad = (off >= np.uint64(1 << 62)) | (off + np.uint64(a.nbytes) > length) \
+        | (off % np.uint64(a.align) != 0)
+    if space.any_with(grouped, bad):
+        return space.first(functools.reduce(operator.and_, values.factors(a.cond), bad))
     return None
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
-from typing import Callable
+from typing import Any, Callable
 
 from verifier.verdict import Verdict, _Ctx
 
@@ -71,12 +71,11 @@ def first_failure(count: int, check: Callable[[int], bool], jobs: int) -> int | 
     once another process has failed at a smaller index; the smallest failure wins, so the
     answer is the sequential one. A worker that dies without answering (killed for memory)
     has its share checked here."""
-    if jobs <= 1 or count < 2 * jobs or "fork" not in multiprocessing.get_all_start_methods():
+    if not _forks(count, jobs):
         return next((i for i in range(count) if not check(i)), None)
-    mp = multiprocessing.get_context("fork")
-    best = mp.Value("q", count, lock=False)        # the smallest failure seen so far
+    best = multiprocessing.get_context("fork").Value("q", count, lock=False)
 
-    def share(k: int) -> int | None:
+    def share(k: int) -> int | None:        # (the smallest failure seen so far: `best`)
         for i in range(k, count, jobs):
             if i >= best.value:
                 return None
@@ -85,10 +84,38 @@ def first_failure(count: int, check: Callable[[int], bool], jobs: int) -> int | 
                 return i
         return None
 
+    found = [f for f in _shared(share, jobs) if f is not None]
+    return min(found) if found else None
+
+
+def each(count: int, check: Callable[[int], bool], jobs: int) -> list[bool]:
+    """`[check(i) for i in range(count)]`, the indices shared among `jobs` processes as in
+    `first_failure` (every `jobs`-th index each; forked, nothing pickled on the way in).
+    What a worker's `check` leaves behind (memos) stays in the worker: the caller gets the
+    answers only."""
+    if not _forks(count, jobs):
+        return [check(i) for i in range(count)]
+    out = [False] * count
+    for k, answers in enumerate(_shared(lambda k: [check(i) for i in range(k, count, jobs)],
+                                        jobs)):
+        out[k::jobs] = answers
+    return out
+
+
+def _forks(count: int, jobs: int) -> bool:
+    return jobs > 1 and count >= 2 * jobs and "fork" in multiprocessing.get_all_start_methods()
+
+
+def _shared(share: Callable[[int], Any], jobs: int) -> list:
+    """`[share(k) for k in range(jobs)]`: share 0 here, the others in processes forked from
+    this one (a share's answer comes back pickled). A worker that dies or fails without
+    answering has its share done again here, so the answers are the sequential ones."""
+    mp = multiprocessing.get_context("fork")
+
     def worker(k: int, send) -> None:
         try:
             send.send(("ok", share(k)))
-        except BaseException as e:       # reported, then re-checked in the parent
+        except BaseException as e:       # reported, then done again in the parent
             send.send(("error", repr(e)))
 
     workers = []
@@ -99,18 +126,17 @@ def first_failure(count: int, check: Callable[[int], bool], jobs: int) -> int | 
             p.start()
             send.close()
             workers.append((k, p, recv))
-        failures = [share(0)]
+        answers = [share(0)]
         for k, p, recv in workers:
             try:
-                status, found = recv.recv()
+                status, answer = recv.recv()
             except EOFError:
-                status, found = "died", None
+                status, answer = "died", None
             p.join()
-            failures.append(found if status == "ok" else share(k))
+            answers.append(answer if status == "ok" else share(k))
+        return answers
     finally:
         for _, p, _ in workers:
             if p.is_alive():
                 p.terminate()
                 p.join()
-    found = [f for f in failures if f is not None]
-    return min(found) if found else None

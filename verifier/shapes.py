@@ -47,6 +47,7 @@ from verifier.emulate import prepare_side
 from verifier.indexed import (NotIndexable, buffer_info, compare, compare_apart,
                               indexed_params, size_check, two_dimensional, violation)
 from verifier.outputs import _outputs, _same, compare_outputs, random_testing
+from verifier.parallel import each
 from verifier.real_mode import ASSUMPTION as REAL_ASSUMPTION, NotReal, RealTranslator
 from verifier.solvers import Obligation, solve
 from verifier.spec import PairSpec, type_bits
@@ -431,7 +432,8 @@ def _maximal(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int, indexed
     info = infos["reference"]
     if indexed:
         for role, launch in launches.items():
-            hit = _indexed(violation, feass[role].values, infos[role], launch.indexed)
+            hit = _indexed(violation, feass[role].values, infos[role], launch.indexed,
+                           ctx.jobs)
             if hit is not None:
                 at = dict(fixed, **feass[role].shape_at(hit[0]))
                 verdict = replay_fault(ctx, role, at, seed)
@@ -482,6 +484,7 @@ def _maximal(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int, indexed
     diffs = []
     by_shape = by_real = 0
     reals = RealTranslator(feas.shape_only)
+    elements = []
     for p in spec.params:
         if not p.is_buffer or p.access not in ("out", "inout"):
             continue
@@ -492,28 +495,34 @@ def _maximal(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int, indexed
                 continue
             if apart:       # (every buffer is indexed then: nothing is compared here)
                 raise ShapeFallback(f"one symbolic CTA per kernel: '{p.name}' is not indexed")
-            if not feas.names:                # one fixed shape: no selection by shape
+            elements.append((p, i, a, b, live))
+    # The exact checks without a solver, each element on its own: shared among processes
+    # (a histogram's 256 bins are 262,144 guarded increments to walk).
+    shown = each(len(elements), lambda j: _same_at_every_shape(feas, *elements[j][2:]),
+                 ctx.jobs) if feas.names else [False] * len(elements)
+    for (p, i, a, b, live), quick in zip(elements, shown):
+        if not feas.names:                # one fixed shape: no selection by shape
+            diffs.append((p, i, a, b, live))
+            continue
+        if quick:
+            by_shape += 1
+            continue
+        if spec.mode == "real" and p.is_float:
+            # The real readings of both, compared shape by shape; what is left goes to the
+            # real-arithmetic check whole (it reads shape-only selections exactly, and one
+            # formula per element beats one per combination).
+            if _same_as_reals(feas, reals, a, b, live, type_bits(p.type)):
+                by_real += 1
+            else:
                 diffs.append((p, i, a, b, live))
-                continue
-            if feas.same_everywhere(a, b, live) or feas.same_sums(a, b, live):
-                by_shape += 1
-                continue
-            if spec.mode == "real" and p.is_float:
-                # The real readings of both, compared shape by shape; what is left goes to the
-                # real-arithmetic check whole (it reads shape-only selections exactly, and one
-                # formula per element beats one per combination).
-                if _same_as_reals(feas, reals, a, b, live, type_bits(p.type)):
-                    by_real += 1
-                else:
-                    diffs.append((p, i, a, b, live))
-                continue
-            split = feas.specialize(a, b, live)
-            if split is None:
-                diffs.append((p, i, a, b, live))
-                continue
-            if not split:
-                by_shape += 1
-            diffs.extend((p, i, sa, sb, cond) for cond, sa, sb in split)
+            continue
+        split = feas.specialize(a, b, live)
+        if split is None:
+            diffs.append((p, i, a, b, live))
+            continue
+        if not split:
+            by_shape += 1
+        diffs.extend((p, i, sa, sb, cond) for cond, sa, sb in split)
     if by_real:
         if reals.mixed_inputs():
             # a selection read a float input's bits: the comparisons above are not valid
@@ -551,6 +560,10 @@ def _maximal(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int, indexed
         if not any(p.access == "inout" for p in spec.buffers):
             return None           # every output is indexed: nothing is left to compare
     return compare_outputs(ctx, fixed, diffs, constraints, variables, seed, t0, test=False)
+
+
+def _same_at_every_shape(feas: Feasibility, a, b, live) -> bool:
+    return feas.same_everywhere(a, b, live) or feas.same_sums(a, b, live)
 
 
 def _indexed(check, *args):

@@ -17,7 +17,7 @@ from semantics.machine.indexed_buffers import (IndexedAccess, IndexedBuffer, Ind
                                                array)
 from verifier.equiv import EQUIVALENT, INCONCLUSIVE, NOT_EQUIVALENT, verify
 from verifier.indexed import IndexedBuffer as Info
-from verifier.indexed import compare, violation
+from verifier.indexed import NotIndexable, compare, violation
 from verifier.spec import load_spec
 
 from replaying import assert_replays
@@ -121,6 +121,29 @@ def test_divert_logs_constant_and_symbolic_stores_and_refuses_the_rest():
 def _evaluator(values: list[int]) -> ShapeValues:
     """Terms over one 64-bit scalar `n` that takes `values`, evaluated at each."""
     return ShapeValues(ShapeSpace(["n"], [values], [{"n": v} for v in values]), {"n": 64})
+
+
+@pytest.mark.parametrize("jobs", [1, 2, 3])
+def test_accesses_checked_in_several_processes_give_the_sequential_answer(jobs):
+    # `violation` shares the accesses among processes; the first in order that is outside
+    # (or cannot be evaluated) decides, whichever process met it
+    n, data = z3.BitVec("n", 64), z3.BitVec("data", 64)
+    at = _evaluator([1, 2, 3])
+    lengths = np.array([4, 8, 12], np.uint64)
+    buf = Info("out", 4, np.arange(3), lengths, lengths)
+
+    def access(i: int, offset) -> IndexedAccess:
+        return IndexedAccess("w", "out", offset, 4, 4, True, 0, i, f"access {i}", None)
+    inside = [access(i, (n - 1) * 4) for i in range(12)]
+    assert violation(at, {"out": buf}, tuple(inside), jobs) is None
+    past = access(7, (n - 1) * 4 + z3.If(n == 2, z3.BitVecVal(4, 64), z3.BitVecVal(0, 64)))
+    unknown = access(9, data * 4)
+    accesses = inside[:7] + [past] + inside[8:9] + [unknown] + inside[10:]
+    shape, hit = violation(at, {"out": buf}, tuple(accesses), jobs)
+    assert (shape, hit.what) == (1, "access 7")           # n = 2 is the only shape past it
+    accesses[3] = unknown
+    with pytest.raises(NotIndexable, match="the offset of access 9 depends on input data"):
+        violation(at, {"out": buf}, tuple(accesses), jobs)
 
 
 def test_a_select_reads_the_input_element_its_offset_names_at_each_shape():

@@ -1,6 +1,7 @@
-"""`verifier.parallel.first_failure`: independent checks shared among forked processes give the
-answer a loop in order gives (the first failure), whatever finishes first, and a worker that
-dies has its share checked again in the verifying process."""
+"""`verifier.parallel.first_failure` and `each`: independent checks shared among forked
+processes give the answers a loop in order gives (the first failure; every answer, in order),
+whatever finishes first, and a worker that dies has its share checked again in the verifying
+process."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import z3
 
 from replaying import assert_replays
 from verifier.equiv import EQUIVALENT, NOT_EQUIVALENT, verify
-from verifier.parallel import first_failure
+from verifier.parallel import each, first_failure
 from verifier.spec import load_spec
 
 D = Path(__file__).resolve().parents[1] / "data" / "matmul_order"
@@ -23,6 +24,23 @@ D = Path(__file__).resolve().parents[1] / "data" / "matmul_order"
 def test_the_first_failure_is_the_sequential_one(failing, jobs):
     assert first_failure(30, lambda i: i not in failing, jobs) == \
         (min(failing) if failing else None)
+
+
+@pytest.mark.parametrize("count", [0, 1, 5, 30])
+@pytest.mark.parametrize("jobs", [1, 2, 3])
+def test_each_answer_comes_back_in_order(count, jobs):
+    assert each(count, lambda i: i % 3 == 1 or i == 17, jobs) == \
+        [i % 3 == 1 or i == 17 for i in range(count)]
+
+
+def test_a_worker_that_dies_has_its_answers_found_here():
+    parent = os.getpid()
+
+    def check(i: int) -> bool:
+        if os.getpid() != parent:
+            os._exit(9)
+        return i in (4, 11)
+    assert each(20, check, 2) == [i in (4, 11) for i in range(20)]
 
 
 def test_workers_read_the_state_they_were_forked_with():
