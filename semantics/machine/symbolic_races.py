@@ -132,40 +132,13 @@ class SymbolicRaceLog:
         bytes and threads where they meet). Every conflicting pair is kept: dropping one whose
         condition happens to be the only satisfiable one would hide a race, so the work is
         bounded by skipping what cannot conflict (atomic-atomic, read-read) instead."""
-        names = {"r": "read", "w": "write", "a": "atomic"}
         by_site: dict[tuple, tuple[str, dict]] = {}
         checked = 0
-        for (region, _), accs in self.events.items():
-            if len(accs) < 2:
+        for (region, _), logged in self.events.items():
+            if len(logged) < 2:
                 continue
-            writes = [a for a in accs if a.kind == "w"]
-            atomics = [a for a in accs if a.kind == "a"]
-            reads = [a for a in accs if a.kind == "r"]
-            checked += len(writes) * (len(accs) - 1) + len(atomics) * len(reads)
-            if checked > self.PAIR_LIMIT:
-                # Dropping pairs could hide a race; refusing is sound (Inconclusive, named).
-                raise UnsupportedError(f"more than {self.PAIR_LIMIT} pairs of accesses to "
-                                       f"check for races (e.g. {accs[0].loc})", accs[0].loc)
-            candidates = [(a, b) for j, a in enumerate(writes)
-                          for b in writes[j + 1:] + atomics + reads]
-            candidates += [(a, b) for a in atomics for b in reads]
-            for a, b in candidates:
-                if not self._conflict(a, b):
-                    continue
-                site = (a.loc, b.loc, a.kind, b.kind)
-                entry = by_site.get(site)
-                if entry is None:
-                    what = (f"{names[a.kind]} by {a.lane_name} at {a.loc} and "
-                            f"{names[b.kind]} by {b.lane_name} at {b.loc} "
-                            f"({region.split(':')[0]} memory), with no barrier between them")
-                    entry = by_site[site] = (what, {})
-                conds = entry[1]
-                if True in conds:
-                    continue                  # this site already races for certain
-                key = (_key(a.cond), _key(b.cond), a.tid // self.t, a.passed, b.passed)
-                if key not in conds:
-                    both = _both(_both(a.cond, b.cond), self._no_barrier_between(a, b))
-                    conds[True if both is True else key] = both
+            for accs in self._intervals(region, logged):
+                checked = self._pairs_in(region, accs, checked, by_site)
         out = []
         for what, conds in by_site.values():
             if True in conds:
@@ -175,6 +148,54 @@ class SymbolicRaceLog:
             unique = list({c.get_id(): c for c in conds.values()}.values())
             out.append(RacePair(what, z3.Or(unique) if len(unique) > 1 else unique[0]))
         return out
+
+    @staticmethod
+    def _intervals(region: str, accs: list[_Access]) -> list[list[_Access]]:
+        """The accesses to one byte that may conflict among themselves: a byte of shared
+        memory belongs to one CTA, whose accesses in different barrier intervals (epochs)
+        never conflict (`_conflict`), so each epoch's are paired apart (a privatized
+        histogram's bin is zeroed, counted and merged in three). Global memory: all."""
+        if not region.startswith("shared:"):
+            return [accs]
+        by_epoch: dict[int, list[_Access]] = {}
+        for a in accs:
+            by_epoch.setdefault(a.epoch, []).append(a)
+        return [group for group in by_epoch.values() if len(group) > 1]
+
+    def _pairs_in(self, region: str, accs: list[_Access], checked: int,
+                  by_site: dict) -> int:
+        """Add the conflicting pairs among `accs` (accesses to one byte) to `by_site`;
+        returns `checked` plus the pairs examined."""
+        names = {"r": "read", "w": "write", "a": "atomic"}
+        writes = [a for a in accs if a.kind == "w"]
+        atomics = [a for a in accs if a.kind == "a"]
+        reads = [a for a in accs if a.kind == "r"]
+        checked += len(writes) * (len(accs) - 1) + len(atomics) * len(reads)
+        if checked > self.PAIR_LIMIT:
+            # Dropping pairs could hide a race; refusing is sound (Inconclusive, named).
+            raise UnsupportedError(f"more than {self.PAIR_LIMIT} pairs of accesses to "
+                                   f"check for races (e.g. {accs[0].loc})", accs[0].loc)
+        candidates = [(a, b) for j, a in enumerate(writes)
+                      for b in writes[j + 1:] + atomics + reads]
+        candidates += [(a, b) for a in atomics for b in reads]
+        for a, b in candidates:
+            if not self._conflict(a, b):
+                continue
+            site = (a.loc, b.loc, a.kind, b.kind)
+            entry = by_site.get(site)
+            if entry is None:
+                what = (f"{names[a.kind]} by {a.lane_name} at {a.loc} and "
+                        f"{names[b.kind]} by {b.lane_name} at {b.loc} "
+                        f"({region.split(':')[0]} memory), with no barrier between them")
+                entry = by_site[site] = (what, {})
+            conds = entry[1]
+            if True in conds:
+                continue                  # this site already races for certain
+            key = (_key(a.cond), _key(b.cond), a.tid // self.t, a.passed, b.passed)
+            if key not in conds:
+                both = _both(_both(a.cond, b.cond), self._no_barrier_between(a, b))
+                conds[True if both is True else key] = both
+        return checked
 
 
 def _key(c):
