@@ -39,6 +39,7 @@ from typing import Any, Callable
 import numpy as np
 import z3
 
+from semantics.domains import z3raw
 from semantics.machine.indexed_buffers import IndexedAccess, array_buffer, where_holds
 from verifier.parallel import first_failure
 from verifier.same_at import SameAt  # (re-exported: the walk lives in its own module)
@@ -149,7 +150,9 @@ class _Codes:
 
     def __init__(self, values: ShapeValues, buffers: dict[str, IndexedBuffer]) -> None:
         # (terms over the grid of shapes, made full only where a value is selected)
-        self.at_grid, self.space, self.buffers = values.grid, values.space, buffers
+        self.at_grid, self.space, self.buffers = values.subterm_grid, values.space, buffers
+        self.values = values
+        self.ctx = z3.main_ctx().ref()
         self.count = values.space.count
         self.arrays: dict[int, tuple[str, int] | None] = {}
         self.pinned: list = []
@@ -160,27 +163,32 @@ class _Codes:
     def assign(self, t, width: int, shapes: np.ndarray, cells: np.ndarray) -> None:
         if isinstance(t, (int, np.integer)):
             t = z3.BitVecVal(int(t), width)      # hash-consed: one id per value and width
-        self.pinned.append(t)
-        stack = [(t, shapes, cells)]
+        # Kept alive as long as the shape values' memos (by id) that its subterms enter.
+        self.values.pinned.append(t)
+        # (a walk on raw ASTs: a matmul's 512 writes test thousands of selections)
+        ref, R = self.ctx, z3raw.read
+        stack = [(t.as_ast(), shapes, cells)]
         while stack:
             e, sh, ce = stack.pop()
             if not sh.size:
                 continue
-            if z3.is_app_of(e, z3.Z3_OP_ITE):
-                c = self.at_grid(e.arg(0))
+            kind = R.decl_kind(ref, R.app_decl(ref, e)) \
+                if R.ast_kind(ref, e) == z3.Z3_APP_AST else None
+            if kind == z3.Z3_OP_ITE:
+                c = self.at_grid(R.app_arg(ref, e, 0))
                 if c is not None:
                     pick = self._full(c)[sh]
-                    stack.append((e.arg(1), sh[pick], ce[pick]))
-                    stack.append((e.arg(2), sh[~pick], ce[~pick]))
+                    stack.append((R.app_arg(ref, e, 1), sh[pick], ce[pick]))
+                    stack.append((R.app_arg(ref, e, 2), sh[~pick], ce[~pick]))
                     continue
-            elif z3.is_select(e) and z3.is_const(e.arg(0)):
-                found = self._selected(e)
+            elif kind == z3.Z3_OP_SELECT:
+                found = self._selected(z3.z3._to_expr_ref(e, z3.main_ctx()))
                 if found is not None:
                     name, off = found
                     self.selects.setdefault(name, []).append(
-                        (ce, self.space.full(off)[sh], -e.get_id()))
+                        (ce, self.space.full(off)[sh], -R.ast_id(ref, e)))
                     continue
-            self.fixed.append((ce, np.full(ce.size, e.get_id(), dtype=np.int64)))
+            self.fixed.append((ce, np.full(ce.size, R.ast_id(ref, e), dtype=np.int64)))
 
     SMALL = 4096      # compact conditions of at most this many entries, kept by content
 
@@ -201,13 +209,15 @@ class _Codes:
         None when it is not one of ours, reads part of an element or at a data-dependent
         offset."""
         arr = e.arg(0)
+        if not z3.is_const(arr):
+            return None
         named = self.arrays.get(arr.get_id(), _UNSEEN)
         if named is _UNSEEN:
             named = self.arrays[arr.get_id()] = array_buffer(arr.decl().name())
             self.pinned.append(arr)
         if named is None or named[0] not in self.buffers:
             return None
-        off = self.at_grid(e.arg(1))
+        off = self.values.grid(e.arg(1))
         if named[1] != self.buffers[named[0]].elem_bytes or off is None:
             return None
         return named[0], off

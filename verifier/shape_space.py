@@ -367,6 +367,16 @@ class ShapeValues:
         except NotEvaluable:
             return None
 
+    def subterm_grid(self, raw):
+        """`grid` of a raw AST that is a subterm of a term in `pinned` (kept alive as long
+        as the memos), asking `admit` on the raw AST where it can (`ShapeOnly.ast`)."""
+        if self.admit is not None:
+            only = getattr(self.admit, "ast", None)
+            if not (only(raw) if only is not None else
+                    self.admit(z3.z3._to_expr_ref(raw, z3.main_ctx()))):
+                return None
+        return self.grid_raw(raw)
+
     def full(self, t) -> np.ndarray | None:
         """`t` at every allowed shape (the plan's order), or None."""
         v = self.grid(t)
