@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from verifier.equiv import verify  # noqa: E402
+from verifier.parallel import default_jobs  # noqa: E402
 from verifier.solvers import DEFAULT_SOLVERS, available_backends  # noqa: E402
 from verifier.spec import load_spec  # noqa: E402
 
@@ -95,7 +96,7 @@ def _run(path, shape, **kw):
 def _pair_summary(path, shape) -> tuple:
     """One pair's run, reduced to what the table prints (picklable: it comes back from a
     fresh process)."""
-    spec, v, secs = _run(path, shape, timeout_s=60)
+    spec, v, secs = _run(path, shape, timeout_s=60, jobs=default_jobs())
     return (spec.expect, v.kind, v.assignments, len(v.obligations),
             sum(o.seconds for o in v.obligations), secs,
             [(s.name, s.status, s.seconds, s.detail) for s in v.stages])
@@ -107,8 +108,8 @@ def pairs_table(pairs) -> None:
     others)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
-    print("== corpus pairs (whole claim unless a shape is given; default settings; each in a "
-          "fresh process)")
+    print(f"== corpus pairs (whole claim unless a shape is given; default settings, as `keq "
+          f"verify` runs: {default_jobs()} process(es); each in a fresh process)")
     print(f"   {'pair':<40} {'claim':<22} {'shapes':>6} {'verdict':<15} {'expect':<15} "
           f"{'solver q':>8} {'solver s':>8} {'total s':>8}")
     for path, shape in pairs:

@@ -50,10 +50,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="how launch shapes are covered: symbolic (one maximal launch), "
                         "enumerate (each on its own), auto (symbolic unless there are at most "
                         "4 shapes, enumeration as the fallback; default)")
-    p.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
-                   help="check enumerated launch shapes, and the term-by-term comparisons "
-                        "of indexed outputs, in N processes (default 1; 0: one per core); "
-                        "the verdict is the same as with one")
+    p.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
+                   help="share independent checks among N processes: enumerated launch "
+                        "shapes, access bounds and output comparisons of a symbolic launch "
+                        "(default 0: one per core; 1: this process only); the verdict is "
+                        "the same with any N")
     p.add_argument("--solver", action="append", dest="solvers", metavar="NAME",
                    choices=("z3", "bitwuzla", "cvc5", "sparse"),
                    help="use this solver (repeatable; default: race z3, a search among "
