@@ -52,6 +52,8 @@ class _Access(NamedTuple):
     value: Any = None    # for writes: the stored word (int or term)
     step: int = 0        # which dynamic access (one call of `access`: one instruction, once)
     passed: int = 0      # how many possible (symbolic) barriers its CTA had passed
+    at: int = 0          # its first byte (an offset in its region) ...
+    nbytes: int = 1      # ... and how many
 
 
 @dataclass(frozen=True)
@@ -63,11 +65,14 @@ class RacePair:
 
 
 class SymbolicRaceLog:
-    PAIR_LIMIT = 4_000_000      # pairs of accesses to one byte examined, over the whole log
+    PAIR_LIMIT = 4_000_000      # pairs of accesses examined, over the whole log
 
     def __init__(self, threads_per_cta: int) -> None:
         self.t = threads_per_cta
-        self.events: dict[tuple[str, int], list[_Access]] = {}
+        # Accesses by place (region, first byte, bytes): a histogram logs one per lane and
+        # per bin, a quarter of a million, so not one entry per byte; places that share
+        # bytes without being the same are paired in `pairs`.
+        self.events: dict[tuple[str, int, int], list[_Access]] = {}
         self.steps = 0
         # per CTA (by global id): its possible barriers' conditions, the executor's own list
         self.barriers: dict[int, list] = {}
@@ -89,12 +94,11 @@ class SymbolicRaceLog:
             if facts is None:
                 facts = per_lane[lane] = self._lane_facts(x, region, lane)
             tid, key_region, epoch, name, passed = facts
+            f = where[j]
             acc = _Access(tid, epoch, kind, True if isinstance(c, (bool, np.bool_)) else c,
                           loc, name, None if values is None else values[j],
-                          self.steps, passed)
-            f = where[j]
-            for b in range(nbytes):
-                self.events.setdefault((key_region, f + b), []).append(acc)
+                          self.steps, passed, f, nbytes)
+            self.events.setdefault((key_region, f, nbytes), []).append(acc)
 
     def _lane_facts(self, x, region: str, lane: int) -> tuple:
         """(global thread id, region key, CTA epoch, thread name, barriers passed)."""
@@ -134,11 +138,9 @@ class SymbolicRaceLog:
         bounded by skipping what cannot conflict (atomic-atomic, read-read) instead."""
         by_site: dict[tuple, tuple[str, dict]] = {}
         checked = 0
-        for (region, _), logged in self.events.items():
-            if len(logged) < 2:
-                continue
+        for region, logged, mixed in self._overlapping():
             for accs in self._intervals(region, logged):
-                checked = self._pairs_in(region, accs, checked, by_site)
+                checked = self._pairs_in(region, accs, checked, by_site, mixed)
         out = []
         for what, conds in by_site.values():
             if True in conds:
@@ -149,9 +151,35 @@ class SymbolicRaceLog:
             out.append(RacePair(what, z3.Or(unique) if len(unique) > 1 else unique[0]))
         return out
 
+    def _overlapping(self):
+        """(region, accesses, mixed) for each group of places of one region whose bytes
+        overlap, transitively: a place alone (`mixed` False: every two of its accesses
+        share every byte), or places of different starts or sizes (`mixed`: two accesses
+        of the group conflict only where their bytes meet). Groups of one access are
+        left out."""
+        by_region: dict[str, list[tuple[int, int, list[_Access]]]] = {}
+        for (region, at, nbytes), accs in self.events.items():
+            by_region.setdefault(region, []).append((at, nbytes, accs))
+        for region, places in by_region.items():
+            places.sort(key=lambda p: (p[0], p[1]))
+            group: list = []
+            end = -1
+            for at, nbytes, accs in places + [(None, 0, [])]:
+                if group and (at is None or at >= end):
+                    # (several places: merged in program order, as one byte's log was)
+                    logged = group[0][2] if len(group) == 1 else \
+                        sorted((a for _, _, g in group for a in g), key=lambda a: a.step)
+                    if len(logged) > 1:
+                        yield region, logged, len(group) > 1
+                    group = []
+                if at is None:
+                    break
+                group.append((at, nbytes, accs))
+                end = max(end, at + nbytes)
+
     @staticmethod
     def _intervals(region: str, accs: list[_Access]) -> list[list[_Access]]:
-        """The accesses to one byte that may conflict among themselves: a byte of shared
+        """The accesses to overlapping bytes that may conflict among themselves: shared
         memory belongs to one CTA, whose accesses in different barrier intervals (epochs)
         never conflict (`_conflict`), so each epoch's are paired apart (a privatized
         histogram's bin is zeroed, counted and merged in three). Global memory: all."""
@@ -163,8 +191,9 @@ class SymbolicRaceLog:
         return [group for group in by_epoch.values() if len(group) > 1]
 
     def _pairs_in(self, region: str, accs: list[_Access], checked: int,
-                  by_site: dict) -> int:
-        """Add the conflicting pairs among `accs` (accesses to one byte) to `by_site`;
+                  by_site: dict, mixed: bool = False) -> int:
+        """Add the conflicting pairs among `accs` to `by_site`: accesses to one place, or
+        (`mixed`) to overlapping places, of which only pairs that share a byte are kept;
         returns `checked` plus the pairs examined."""
         names = {"r": "read", "w": "write", "a": "atomic"}
         writes = [a for a in accs if a.kind == "w"]
@@ -179,6 +208,8 @@ class SymbolicRaceLog:
                       for b in writes[j + 1:] + atomics + reads]
         candidates += [(a, b) for a in atomics for b in reads]
         for a, b in candidates:
+            if mixed and (a.at >= b.at + b.nbytes or b.at >= a.at + a.nbytes):
+                continue                      # (different bytes of the group)
             if not self._conflict(a, b):
                 continue
             site = (a.loc, b.loc, a.kind, b.kind)

@@ -269,12 +269,12 @@ def test_commutative_float_operands_build_one_term():
 
 
 class _Ctx:
-    """The few executor fields the race log reads: two lanes of one CTA, epoch 0."""
+    """The few executor fields the race log reads: `lanes` lanes of one CTA, epoch 0."""
 
-    def __init__(self):
+    def __init__(self, lanes: int = 2):
         import numpy as np
-        self.global_tid = np.array([0, 1])
-        self.cta_of_lane = np.array([0, 0])
+        self.global_tid = np.arange(lanes)
+        self.cta_of_lane = np.zeros(lanes, dtype=np.int64)
         self.cta_epoch = np.array([0])
         self.cta_barriers = [[]]
         self.ins = type("I", (), {"loc": "k.ptx:7:5"})()
@@ -299,6 +299,26 @@ def test_same_value_writes_race_unless_one_execution_made_them():
     three.access(x, "shared", [0, 0], 4, [0, 1], "w", [cond, True], [7, 8])
     (pair,) = three.pairs()
     assert pair.cond.eq(cond)                        # a race only where lane 0 writes
+
+
+def test_accesses_of_other_sizes_race_where_their_bytes_meet():
+    from semantics.machine.symbolic_races import SymbolicRaceLog
+    x = _Ctx(6)
+    log = SymbolicRaceLog(32)
+    # lane 0 stores byte 6, lane 1 reads the word at 4..7, lane 2 stores byte 8 (apart)
+    log.access(x, "shared", [6], 1, [0], "w", [True], [1])
+    log.access(x, "shared", [4], 4, [1], "r", [True])
+    log.access(x, "shared", [8], 1, [2], "w", [True], [1])
+    (pair,) = log.pairs()
+    assert pair.cond is True and "write by thread 0" in pair.what and \
+        "read by thread 1" in pair.what
+    # halves side by side never meet, though a word read joins them in one group
+    apart = SymbolicRaceLog(32)
+    apart.access(x, "shared", [4], 2, [0], "w", [True], [1])
+    apart.access(x, "shared", [6], 2, [1], "w", [True], [2])
+    apart.access(x, "shared", [4], 4, [2], "r", [True])
+    (pair,) = apart.pairs()                          # no write-write pair
+    assert "and read by thread 2" in pair.what
 
 
 # -- exact shortcuts of the symbolic run (settled masks, unobserved merges) ---------------------
