@@ -89,17 +89,16 @@ def first_failure(count: int, check: Callable[[int], bool], jobs: int) -> int | 
 
 
 def each(count: int, check: Callable[[int], bool], jobs: int) -> list[bool]:
-    """`[check(i) for i in range(count)]`, the indices shared among `jobs` processes as in
-    `first_failure` (every `jobs`-th index each; forked, nothing pickled on the way in).
-    What a worker's `check` leaves behind (memos) stays in the worker: the caller gets the
-    answers only."""
+    """`[check(i) for i in range(count)]`, the indices shared among `jobs` processes forked
+    as in `first_failure` (nothing pickled on the way in). Each takes a contiguous run of
+    indices: neighbouring checks share memoized work (a stencil's neighbouring elements
+    read the same inputs), and what a worker's `check` leaves behind (memos) stays in the
+    worker: the caller gets the answers only."""
     if not _forks(count, jobs):
         return [check(i) for i in range(count)]
-    out = [False] * count
-    for k, answers in enumerate(_shared(lambda k: [check(i) for i in range(k, count, jobs)],
-                                        jobs)):
-        out[k::jobs] = answers
-    return out
+    bounds = [count * k // jobs for k in range(jobs + 1)]
+    runs = _shared(lambda k: [check(i) for i in range(bounds[k], bounds[k + 1])], jobs)
+    return [answer for run in runs for answer in run]
 
 
 def _forks(count: int, jobs: int) -> bool:
