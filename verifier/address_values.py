@@ -21,7 +21,7 @@ import numpy as np
 import z3
 
 from semantics.domains import z3raw
-from verifier.term_eval import NotEvaluable, evaluate, free_constants, is_input, subterms
+from verifier.term_eval import NotEvaluable, evaluate
 
 DATA_BITS = 16              # free input bits an offset may depend on (65536 combinations)
 POINT_LIMIT = 1 << 20       # shapes x input combinations evaluated for one offset
@@ -36,12 +36,11 @@ def offset_values(off, cond, shape_points: Mapping[str, np.ndarray], shape_count
     the evaluator cannot read, or takes more than `limit` values. The answer maps each value
     k to the test `off == k` restated on the one input the offset reads, when it reads one
     input and nothing else (see `_tests`), else to None (the caller tests `off == k`)."""
-    consts = free_constants(off)
-    shape = [c for c in consts if str(c) in shape_points]
-    data = _bits_read(off, set(shape_points))
-    if data is None:
+    read = _inputs_read(off.as_ast(), shape_points)
+    if read is None:
         return None
-    bits = sum(hi - lo + 1 for _, lo, hi in data)
+    shape, data = read
+    bits = sum(hi - lo + 1 for _, lo, hi in data.values())
     if bits > DATA_BITS:
         return None
     combos = 1 << bits
@@ -50,15 +49,15 @@ def offset_values(off, cond, shape_points: Mapping[str, np.ndarray], shape_count
         return None
     n = shapes * combos
     env: dict[str, np.ndarray] = {}
-    for c in shape:
-        env[str(c)] = np.repeat(shape_points[str(c)], combos)
+    for name in shape:
+        env[name] = np.repeat(shape_points[name], combos)
     index = np.tile(np.arange(combos, dtype=np.uint64), shapes)
     shift = 0
-    for var, lo, hi in data:
+    for name, (_, lo, hi) in data.items():
         # the bits the offset reads, in place; the others 0 (the offset never sees them)
         width = hi - lo + 1
         part = (index >> np.uint64(shift)) & np.uint64((1 << width) - 1)
-        env[str(var)] = part << np.uint64(lo)
+        env[name] = part << np.uint64(lo)
         shift += width
     try:
         vals = evaluate(off, env, n)
@@ -72,38 +71,60 @@ def offset_values(off, cond, shape_points: Mapping[str, np.ndarray], shape_count
         return None
     if shape or len(data) != 1 or keep is not None:
         return dict.fromkeys(out)
-    var, lo, hi = data[0]
+    raw, lo, hi = next(iter(data.values()))
+    var = z3.z3._to_expr_ref(raw, z3.main_ctx())
     leaf = var if (lo, hi) == (0, var.size() - 1) else z3.Extract(hi, lo, var)
     return _tests(leaf, vals, out)
 
 
-def _bits_read(off, shape_names: set[str]) -> list[tuple[Any, int, int]] | None:
-    """The inputs `off` reads, each as (constant, lowest bit, highest bit): a constant that
-    occurs only under `Extract`s is read in the span of those bits (a byte loaded from a
-    32-bit word reads bits 7..0), any other occurrence reads it all. None when an input is not
-    a bit-vector."""
-    spans: dict[int, list] = {}
-
-    def input_bits(e) -> bool:
-        return z3.is_app_of(e, z3.Z3_OP_EXTRACT) and _is_input(e.arg(0), shape_names)
-
-    for e in subterms(off, stop=input_bits):
-        if input_bits(e):
-            hi, lo = e.params()
-            var = e.arg(0)
-        elif _is_input(e, shape_names):
-            if not z3.is_bv(e):
-                return None
-            var, lo, hi = e, 0, e.size() - 1
-        else:
+def _inputs_read(off, shape_names) -> tuple[set[str], dict[str, list]] | None:
+    """(the shape scalars raw term `off` mentions, the inputs it reads: name -> [constant,
+    lowest bit, highest bit]). An input that occurs only under `Extract`s is read in the span
+    of those bits (a byte loaded from a 32-bit word reads bits 7..0), any other occurrence
+    reads it all. None when an input is not a bit-vector. (A walk on raw ASTs, each subterm
+    once: this runs for every lane's data-dependent address.)"""
+    ctx, R = z3.main_ctx().ref(), z3raw.read
+    shape: set[str] = set()
+    spans: dict[str, list] = {}
+    seen: set[int] = set()
+    stack = [off]
+    while stack:
+        e = stack.pop()
+        key = R.ast_id(ctx, e)
+        if key in seen or R.ast_kind(ctx, e) != z3.Z3_APP_AST:
             continue
-        span = spans.setdefault(var.get_id(), [var, lo, hi])
+        seen.add(key)
+        d = R.app_decl(ctx, e)
+        kind, nargs = R.decl_kind(ctx, d), R.num_args(ctx, e)
+        if kind == z3.Z3_OP_UNINTERPRETED and nargs == 0:
+            name = R.symbol(ctx, R.decl_name(ctx, d)).decode()
+            if name in shape_names:
+                shape.add(name)
+                continue
+            sort = R.sort(ctx, e)
+            if R.sort_kind(ctx, sort) != z3.Z3_BV_SORT:
+                return None
+            var, lo, hi = e, 0, R.bv_size(ctx, sort) - 1
+        elif kind == z3.Z3_OP_EXTRACT and _is_input(ctx, R.app_arg(ctx, e, 0), shape_names):
+            var = R.app_arg(ctx, e, 0)          # (its bits hi..lo: read in place)
+            name = R.symbol(ctx, R.decl_name(ctx, R.app_decl(ctx, var))).decode()
+            hi, lo = R.decl_int(ctx, d, 0), R.decl_int(ctx, d, 1)
+        else:
+            stack.extend(R.app_arg(ctx, e, j) for j in range(nargs))
+            continue
+        span = spans.setdefault(name, [var, lo, hi])
         span[1], span[2] = min(span[1], lo), max(span[2], hi)
-    return [tuple(v) for v in spans.values()]
+    return shape, spans
 
 
-def _is_input(e, shape_names: set[str]) -> bool:
-    return is_input(e) and str(e) not in shape_names
+def _is_input(ctx, e, shape_names) -> bool:
+    """Is raw `e` an uninterpreted constant (an input), not a shape scalar?"""
+    R = z3raw.read
+    if R.ast_kind(ctx, e) != z3.Z3_APP_AST or R.num_args(ctx, e):
+        return False
+    d = R.app_decl(ctx, e)
+    return R.decl_kind(ctx, d) == z3.Z3_OP_UNINTERPRETED and \
+        R.symbol(ctx, R.decl_name(ctx, d)).decode() not in shape_names
 
 
 def _tests(var, vals: np.ndarray, out: set[int]) -> dict[int, Any]:
@@ -155,7 +176,8 @@ def _where(cond: Any, env: Mapping[str, np.ndarray], shape_names, n: int) -> np.
     input only the bits the offset reads)."""
     if isinstance(cond, (bool, np.bool_)) or z3.is_true(cond):
         return None
-    if not all(str(c) in shape_names and str(c) in env for c in free_constants(cond)):
+    read = _inputs_read(cond.as_ast(), shape_names)
+    if read is None or read[1] or not all(name in env for name in read[0]):
         return None
     return evaluate(cond, env, n)
 

@@ -78,6 +78,39 @@ class IndexedBuffer:
 Evaluate = Callable[[Any], "np.ndarray | None"]
 
 
+@dataclass(frozen=True)
+class Layout:
+    """The live cells of one buffer at every shape, numbered shape-major: at shape `s` the
+    buffer has `lengths[s]` elements, cells `starts[s]` .. `starts[s] + lengths[s] - 1`.
+    A code table holds the live cells alone: a 32^3 matmul's 32768 shapes x 1024 elements are
+    33.5M cells, of which 8.9M exist (element `e` exists at `M * N > e`), and replaying,
+    comparing and sorting them cost memory traffic in proportion."""
+
+    starts: np.ndarray       # (int64, per shape)
+    lengths: np.ndarray      # (int64, per shape)
+    total: int
+
+    @staticmethod
+    def of(b: "IndexedBuffer", n: int, per_shape: int = 1) -> "Layout":
+        """`b`'s live elements (of `n` at most) at every shape (every `per_shape`-th point
+        of its length)."""
+        nbytes = b.length_bytes[::per_shape].astype(np.uint64)
+        esz = np.uint64(b.elem_bytes)
+        lengths = np.minimum((nbytes + esz - np.uint64(1)) // esz, np.uint64(n)).astype(np.int64)
+        ends = np.cumsum(lengths)
+        return Layout(ends - lengths, lengths, int(ends[-1]) if ends.size else 0)
+
+    def elements(self) -> np.ndarray:
+        """The element each cell is."""
+        return np.arange(self.total, dtype=np.int64) - np.repeat(self.starts, self.lengths)
+
+    def at(self, cell: int) -> tuple[int, int]:
+        """(shape, element) of a cell."""
+        # (the first shape whose cells end past it: shapes without cells end where they start)
+        s = int(np.searchsorted(self.starts + self.lengths, cell, side="right"))
+        return s, cell - int(self.starts[s])
+
+
 def violation(values: ShapeValues, buffers: dict[str, IndexedBuffer],
               accesses: tuple[IndexedAccess, ...], jobs: int = 1
               ) -> tuple[int, IndexedAccess] | None:
@@ -242,10 +275,11 @@ class _Codes:
 
 def replay_log(codes: _Codes, at_shapes: Evaluate, b: IndexedBuffer, width: int,
                initial: np.ndarray, accesses: tuple[IndexedAccess, ...], role: str,
-               per_shape: int = 1
+               layout: Layout, per_shape: int = 1
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, list, Differs | None]:
-    """The codes `role` leaves in `b` at every shape (shapes x elements), replaying its
-    write log in program order; which write left each (an index into the returned writes,
+    """The codes `role` leaves in `b` in every live cell of `layout` (every shape's elements
+    that exist), replaying its write log in program order; which write left each (an index
+    into the returned writes,
     -1 for the initial contents; each write's value is the one where it happens) and, with
     `per_shape` > 1, from which point of the evaluation (None otherwise: the point is the
     shape); with a `Differs` when two threads write one element.
@@ -254,11 +288,11 @@ def replay_log(codes: _Codes, at_shapes: Evaluate, b: IndexedBuffer, width: int,
     CTA stands for all of them, `verifier.symbolic_cta`): point `p` is CTA `p % per_shape`
     of shape `p // per_shape`, and a thread is a CTA and a lane.
 
-    All writes at once: each becomes its (shape, element) cells, numbered shape-major; for
-    cells written more than once, a stable sort by cell keeps program order within a cell,
-    so the cell's last write is the one that stays, and a cell written by two threads is a
-    clash."""
-    count, n = codes.count // per_shape, initial.size
+    All writes at once: each becomes its (shape, element) cells; for cells written more than
+    once, a stable sort by cell keeps program order within a cell, so the cell's last write
+    is the one that stays, and a cell written by two threads is a clash. (Every write is
+    inside its buffer where it happens, bounds having passed: checked, a cell past a shape's
+    elements would be another shape's.)"""
     esz = np.uint64(b.elem_bytes)
     cells, threads, which, points = [], [], [], []
     writes = [a for a in accesses if a.kind == "w" and a.buffer == b.name]
@@ -274,36 +308,39 @@ def replay_log(codes: _Codes, at_shapes: Evaluate, b: IndexedBuffer, width: int,
             raise NotIndexable(f"{a.what} writes part of an element of '{b.name}'")
         off = _at(at_shapes, a.offset, codes.count, f"the offset of {a.what}")
         elems = (off[shapes] // esz).astype(np.int64)     # inside and aligned: bounds passed
+        if (elems >= layout.lengths[shapes // per_shape]).any():
+            raise InternalError(f"{a.what}: a write past '{b.name}' after bounds passed "
+                                f"(keq bug)")
         if z3.is_expr(a.value) and z3.is_expr(a.cond):
             # The value where the write happens (`where_holds`), the only shapes it is read
             # at, here and by the term walk: a loop's exit merges `If(lane and k < K, ..)`
             # become `If(k < K, ..)`, values along K alone instead of every point.
             a = writes[j] = replace(a, value=where_holds(a.value, a.cond, literals, laid_out))
-        cells.append((shapes // per_shape) * n + elems)
+        cells.append(layout.starts[shapes // per_shape] + elems)
         # the write's codes go to positions total.. of the concatenated cells
         codes.assign(a.value, width, shapes, np.arange(total, total + shapes.size))
         total += shapes.size
         threads.append((shapes % per_shape) * _LANES + a.lane)
         which.append(np.full(shapes.size, j, dtype=np.int32))
         points.append(shapes)
-    out = np.broadcast_to(initial, (count, n)).copy()
-    writer = np.full((count, n), -1, dtype=np.int32)
-    point = np.full((count, n), -1, dtype=np.int32) if per_shape > 1 else None
+    out = initial[layout.elements()]
+    writer = np.full(layout.total, -1, dtype=np.int32)
+    point = np.full(layout.total, -1, dtype=np.int32) if per_shape > 1 else None
     if not cells:
         return out, writer, point, writes, None
     values = np.empty(total, dtype=np.int64)
     codes.resolve(values)
     cell = np.concatenate(cells)
-    flat = out.reshape(-1)
+    flat = out
     which_all = np.concatenate(which)
     point_all = np.concatenate(points).astype(np.int32) if point is not None else None
 
     def keep(at=None) -> None:          # cells `cell[at]` take the writes `at` (None: all)
         to = cell if at is None else cell[at]
         flat[to] = values if at is None else values[at]
-        writer.reshape(-1)[to] = which_all if at is None else which_all[at]
+        writer[to] = which_all if at is None else which_all[at]
         if point is not None:
-            point.reshape(-1)[to] = point_all if at is None else point_all[at]
+            point[to] = point_all if at is None else point_all[at]
 
     # Most cells are written once: those are assigned directly; only the others are sorted.
     # A cell written twice or more cannot hold every write's number (whichever stays).
@@ -327,7 +364,7 @@ def replay_log(codes: _Codes, at_shapes: Evaluate, b: IndexedBuffer, width: int,
     clash = np.minimum.reduceat(thread, starts) != np.maximum.reduceat(thread, starts)
     if clash.any():
         g = int(np.argmax(clash))
-        shape, elem = divmod(int(sorted_cells[starts[g]]), n)
+        shape, elem = layout.at(int(sorted_cells[starts[g]]))
         a = writes[int(which_all[order][ends[g]])]
         return out, writer, point, writes, Differs(
             shape, f"two threads of the {role} may write element {elem} of '{b.name}' "
@@ -357,27 +394,26 @@ def compare(values: ShapeValues, buffers: dict[str, IndexedBuffer],
     compared = 0
     for name, init in initial.items():
         b = buffers[name]
+        layout = Layout.of(b, init.size, per_shape)
         left, writer, point, writes = {}, {}, {}, {}
         for role, log in logs.items():
             left[role], writer[role], point[role], writes[role], clash = replay_log(
-                codes, at_shapes, b, widths[name], init, log, role, per_shape)
+                codes, at_shapes, b, widths[name], init, log, role, layout, per_shape)
             if clash is not None:
                 return compared, clash
-        live = np.arange(init.size, dtype=np.uint64)[None, :] * np.uint64(b.elem_bytes) \
-            < b.length_bytes[::per_shape, None]
         if per_shape > 1:
             # Equal codes are equal values only at one point: a term may mention %ctaid.
-            both = live & (writer["reference"] >= 0) & (writer["candidate"] >= 0)
-            apart = both & (point["reference"] != point["candidate"])
+            apart = (writer["reference"] >= 0) & (writer["candidate"] >= 0) \
+                & (point["reference"] != point["candidate"])
             if apart.any():
-                s, e = (int(i[0]) for i in np.nonzero(apart))
+                s, e = layout.at(int(np.argmax(apart)))
                 raise CtaMismatch(f"element {e} of '{name}' is written by different CTAs of "
                                   f"the two kernels (shape {s} of the plan)")
-        differ = (left["reference"] != left["candidate"]) & live
-        compared += int(live.sum())
+        differ = left["reference"] != left["candidate"]
+        compared += layout.total
         if differ.any():
-            at = _second_look(values, buffers, shape_only, real, pin, differ, writer, writes,
-                              jobs, point["reference"])
+            at = _second_look(values, buffers, shape_only, real, pin, layout, differ, writer,
+                              writes, jobs, point["reference"])
             if at is not None:
                 s, e = at
                 return compared, Differs(s, f"element {e} of '{name}' is not shown to be the "
@@ -403,22 +439,20 @@ def compare_apart(values: dict[str, ShapeValues], buffers: dict[str, dict[str, I
     shape is handed back (`Differs`), and the caller falls back to the full launch."""
     compared = 0
     for name, init in initial.items():
+        # (both kernels' buffers have one length at each shape: the spec's)
+        layout = Layout.of(buffers["reference"][name], init.size, per_shape["reference"])
         left = {}
         for role, log in logs.items():
             b = buffers[role][name]
             codes = _Codes(values[role], buffers[role])
             left[role], _, _, _, clash = replay_log(codes, values[role].full, b, widths[name],
-                                                    init, log, role, per_shape[role])
+                                                    init, log, role, layout, per_shape[role])
             if clash is not None:
                 return compared, clash
-        b = buffers["reference"][name]
-        step = per_shape["reference"]
-        live = np.arange(init.size, dtype=np.uint64)[None, :] * np.uint64(b.elem_bytes) \
-            < b.length_bytes[::step, None]
-        compared += int(live.sum())
-        differ = (left["reference"] != left["candidate"]) & live
+        compared += layout.total
+        differ = left["reference"] != left["candidate"]
         if differ.any():
-            s, e = (int(i[0]) for i in np.nonzero(differ))
+            s, e = layout.at(int(np.argmax(differ)))
             return compared, Differs(s, f"element {e} of '{name}' is not the same term in "
                                         f"both kernels (with one symbolic CTA per kernel, "
                                         f"values that differ are not walked)")
@@ -426,7 +460,7 @@ def compare_apart(values: dict[str, ShapeValues], buffers: dict[str, dict[str, I
 
 
 def _second_look(values: ShapeValues, buffers: dict[str, IndexedBuffer], shape_only, real,
-                 pin, differ: np.ndarray, writer: dict[str, np.ndarray],
+                 pin, layout: Layout, differ: np.ndarray, writer: dict[str, np.ndarray],
                  writes: dict[str, list], jobs: int = 1,
                  point: np.ndarray | None = None) -> tuple[int, int] | None:
     """Cells whose codes differ may still hold equal terms: the values two writes store
@@ -436,7 +470,8 @@ def _second_look(values: ShapeValues, buffers: dict[str, IndexedBuffer], shape_o
     not its shape), `SameAt` compares their values. Returns the first (shape, element) not
     shown equal this way, or None. The pairs are independent: `jobs` processes share them
     (`verifier.parallel.first_failure`, the same answer)."""
-    shapes, elems = np.nonzero(differ)
+    cells = np.flatnonzero(differ)
+    shapes = np.searchsorted(layout.starts + layout.lengths, cells, side="right")
     wr, wc = writer["reference"][differ], writer["candidate"][differ]
     # (`point` holds the reference's writer; a cell one kernel never wrote is never walked)
     at = shapes if point is None else point[differ]
@@ -480,8 +515,7 @@ def _second_look(values: ShapeValues, buffers: dict[str, IndexedBuffer], shape_o
     g = first_failure(len(present), shown, jobs)
     if g is None:
         return None
-    i = int(order[starts[g]])                             # the pair's first cell
-    return int(shapes[i]), int(elems[i])
+    return layout.at(int(cells[order[starts[g]]]))         # the pair's first cell
 
 
 def indexed_params(spec, role: str, ptx_params) -> dict[str, tuple[str, str]]:

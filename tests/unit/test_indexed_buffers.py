@@ -17,7 +17,7 @@ from semantics.machine.indexed_buffers import (IndexedAccess, IndexedBuffer, Ind
                                                array)
 from verifier.equiv import EQUIVALENT, INCONCLUSIVE, NOT_EQUIVALENT, verify
 from verifier.indexed import IndexedBuffer as Info
-from verifier.indexed import NotIndexable, compare, violation
+from verifier.indexed import Layout, NotIndexable, compare, violation
 from verifier.spec import load_spec
 
 from replaying import assert_replays
@@ -191,3 +191,31 @@ def test_a_logged_access_past_its_buffer_at_some_shape_is_a_violation():
     assert violation(at, {"out": buf}, (guarded,)) is None
     misaligned = IndexedAccess("w", "out", (n - 1) * 4 + 2, 4, 4, True, 0, 1, "odd", None)
     assert violation(at, {"out": buf}, (misaligned,)) is not None
+
+
+def test_a_layout_numbers_only_the_elements_each_shape_has():
+    # lengths in bytes 0, 12, 0, 0, 8 of 4-byte elements: shapes with no element in between
+    lengths = np.array([0, 12, 0, 0, 8], np.uint64)
+    layout = Layout.of(Info("out", 4, np.arange(4), lengths, lengths), 4)
+    assert layout.total == 5 and layout.starts.tolist() == [0, 0, 3, 3, 3]
+    assert layout.elements().tolist() == [0, 1, 2, 0, 1]
+    assert [layout.at(c) for c in range(5)] == [(1, 0), (1, 1), (1, 2), (4, 0), (4, 1)]
+    # capped at the elements the table has; a partial element exists (its bytes start inside)
+    odd = np.array([6, 40], np.uint64)
+    assert Layout.of(Info("out", 4, np.arange(4), odd, odd), 4).lengths.tolist() == [2, 4]
+
+
+def test_a_differing_element_is_located_at_its_shape_after_shapes_without_elements():
+    n = z3.BitVec("n", 64)
+    at = _evaluator([0, 1, 2])
+    init = [z3.BitVec(f"out[{i}]", 32) for i in range(2)]
+    lengths = np.array([0, 4, 8], np.uint64)          # n elements at n
+    out = Info("out", 4, np.array([e.get_id() for e in init]), lengths, lengths)
+    ref = IndexedAccess("w", "out", (n - 1) * 4, 4, 4, n != 0, z3.BitVecVal(7, 32), 0, "w",
+                        None)
+    cand = IndexedAccess("w", "out", (n - 1) * 4, 4, 4, n != 0,
+                         z3.If(n == 2, z3.BitVecVal(8, 32), z3.BitVecVal(7, 32)), 0, "w", None)
+    cells, differs = compare(at, {"out": out}, {"out": 32}, {"out": out.ids},
+                             {"reference": (ref,), "candidate": (cand,)})
+    assert cells == 0 + 1 + 2
+    assert differs is not None and differs.shape == 2 and "element 1 " in differs.why
