@@ -116,15 +116,31 @@ def violation(values: ShapeValues, buffers: dict[str, IndexedBuffer],
               ) -> tuple[int, IndexedAccess] | None:
     """(a shape, the access) where a logged access is out of its buffer or misaligned; None
     when every access is inside at every shape where it happens. The accesses are
-    independent: `jobs` processes share them (`verifier.parallel.first_failure`), and the
-    first that fails (or cannot be evaluated) is looked at again here, so the answer, or
-    the `NotIndexable` raised, is the one a loop in order gives."""
+    independent: `jobs` processes share them (`first_outside`), and the first that fails (or
+    cannot be evaluated) is looked at again here, so the answer, or the `NotIndexable`
+    raised, is the one a loop in order gives."""
+    return violation_of(values, buffers, accesses,
+                        first_outside(values, buffers, accesses, jobs))
+
+
+def first_outside(values: ShapeValues, buffers: dict[str, IndexedBuffer],
+                  accesses: tuple[IndexedAccess, ...], jobs: int = 1) -> int | None:
+    """The index of the first logged access that may be out of its buffer or misaligned, or
+    whose condition or offset cannot be evaluated (`violation_of` tells which); None when
+    there is none (in `jobs` processes, `verifier.parallel.first_failure`: plain data, so
+    it can also come back from a `Background` worker)."""
     def inside(i: int) -> bool:
         try:
             return _outside_at(values, buffers, accesses[i]) is None
         except NotIndexable:
             return False
-    i = first_failure(len(accesses), inside, jobs)
+    return first_failure(len(accesses), inside, jobs)
+
+
+def violation_of(values: ShapeValues, buffers: dict[str, IndexedBuffer],
+                 accesses: tuple[IndexedAccess, ...], i: int | None
+                 ) -> tuple[int, IndexedAccess] | None:
+    """`violation` given `first_outside`'s answer `i`, decided again in this process."""
     if i is None:
         return None
     at = _outside_at(values, buffers, accesses[i])
@@ -309,7 +325,7 @@ def replay_log(codes: _Codes, at_shapes: Evaluate, b: IndexedBuffer, width: int,
         off = _at(at_shapes, a.offset, codes.count, f"the offset of {a.what}")
         elems = (off[shapes] // esz).astype(np.int64)     # inside and aligned: bounds passed
         if (elems >= layout.lengths[shapes // per_shape]).any():
-            raise InternalError(f"{a.what}: a write past '{b.name}' after bounds passed "
+            raise InternalError(f"{a.what}: a write past '{b.name}' that bounds did not refute "
                                 f"(keq bug)")
         if z3.is_expr(a.value) and z3.is_expr(a.cond):
             # The value where the write happens (`where_holds`), the only shapes it is read
@@ -382,25 +398,23 @@ def compare(values: ShapeValues, buffers: dict[str, IndexedBuffer],
             shape_only: Callable[[Any], bool] | None = None,
             real: bool = False,
             pin: Callable[[Any], None] | None = None,
-            jobs: int = 1, per_shape: int = 1) -> tuple[int, Differs | None]:
+            jobs: int = 1, per_shape: int = 1,
+            replayed: list | None = None) -> tuple[int, Differs | None]:
     """(elements compared, the first shape where the kernels may differ or None). `real`:
     the terms are compared as real numbers where they differ as floats (`SameAt`, which
     keeps the terms it walks alive with `pin` for as long as `values` lives, in `jobs`
     processes). `per_shape` > 1: the evaluation's points are shapes times CTAs (see
     `replay_log`); an element both kernels write must be written by the same CTA in both,
-    else `CtaMismatch`."""
-    at_shapes = values.full
-    codes = _Codes(values, buffers)
+    else `CtaMismatch`. `replayed`: `replay_logs`' entries, when computed beforehand (and
+    listed: `replay_logs(..., keep_errors=True)`)."""
     compared = 0
-    for name, init in initial.items():
-        b = buffers[name]
-        layout = Layout.of(b, init.size, per_shape)
-        left, writer, point, writes = {}, {}, {}, {}
-        for role, log in logs.items():
-            left[role], writer[role], point[role], writes[role], clash = replay_log(
-                codes, at_shapes, b, widths[name], init, log, role, layout, per_shape)
-            if clash is not None:
-                return compared, clash
+    for entry in (replay_logs(values, buffers, widths, initial, logs, per_shape)
+                  if replayed is None else replayed):
+        if isinstance(entry, BaseException):
+            raise entry
+        if isinstance(entry, Differs):
+            return compared, entry
+        name, layout, left, writer, point, writes = entry
         if per_shape > 1:
             # Equal codes are equal values only at one point: a term may mention %ctaid.
             apart = (writer["reference"] >= 0) & (writer["candidate"] >= 0) \
@@ -419,6 +433,37 @@ def compare(values: ShapeValues, buffers: dict[str, IndexedBuffer],
                 return compared, Differs(s, f"element {e} of '{name}' is not shown to be the "
                                             f"same term in both kernels")
     return compared, None
+
+
+def replay_logs(values: ShapeValues, buffers: dict[str, IndexedBuffer],
+                widths: dict[str, int], initial: dict[str, np.ndarray],
+                logs: dict[str, tuple[IndexedAccess, ...]], per_shape: int = 1,
+                keep_errors: bool = False):
+    """Each out buffer's write logs replayed (`replay_log`), in `compare`'s order: per
+    buffer (name, layout, then per role the codes, writers, points and writes), or the
+    `Differs` of a clash, which ends them. Yielded one buffer at a time, as `compare` asks;
+    with `keep_errors`, an exception is yielded instead of raised, and ends them: the
+    replay can then run before the bounds are decided (`verifier.shapes`, while a worker
+    decides them), and what it raised is raised where `compare` would have met it, only
+    once the bounds passed."""
+    codes = _Codes(values, buffers)
+    for name, init in initial.items():
+        try:
+            b = buffers[name]
+            layout = Layout.of(b, init.size, per_shape)
+            left, writer, point, writes = {}, {}, {}, {}
+            for role, log in logs.items():
+                left[role], writer[role], point[role], writes[role], clash = replay_log(
+                    codes, values.full, b, widths[name], init, log, role, layout, per_shape)
+                if clash is not None:
+                    yield clash
+                    return
+        except Exception as e:
+            if not keep_errors:
+                raise
+            yield e
+            return
+        yield name, layout, left, writer, point, writes
 
 
 def compare_apart(values: dict[str, ShapeValues], buffers: dict[str, dict[str, IndexedBuffer]],

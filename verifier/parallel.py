@@ -1,5 +1,6 @@
-"""Work split across worker processes (`keq verify --jobs N`): enumerated launch shapes, and
-the independent comparisons of one symbolic launch's outputs (`first_failure`).
+"""Work split across worker processes (`keq verify --jobs N`): enumerated launch shapes, the
+independent comparisons of one symbolic launch's outputs (`first_failure`, `each`), and one
+check run beside the verifying process's own work (`Background`).
 
 Each shape is an independent check (`verifier.equiv.check_assignment`), so a claim with many
 shapes (a transpose's 64 x 64) splits across cores. Workers are forked from the verifying
@@ -99,6 +100,55 @@ def each(count: int, check: Callable[[int], bool], jobs: int) -> list[bool]:
     bounds = [count * k // jobs for k in range(jobs + 1)]
     runs = _shared(lambda k: [check(i) for i in range(bounds[k], bounds[k + 1])], jobs)
     return [answer for run in runs for answer in run]
+
+
+class Background:
+    """`work()` computed in a process forked from this one while this one goes on (a context
+    manager: `with Background(work, jobs) as b: ...; b.result()`). With fewer than two
+    `jobs`, or no fork, `result()` computes it here, when asked: the sequential order. The
+    worker inherits `work`'s state (nothing pickled on the way in); its answer comes back
+    pickled, so it must be plain data. A worker that dies or fails without answering has its
+    work done again here, so the answer is the sequential one; leaving the block without
+    asking ends the worker."""
+
+    def __init__(self, work: Callable[[], Any], jobs: int) -> None:
+        self.work = work
+        self.process = self.recv = None
+        self.done, self.answer = False, None
+        if jobs > 1 and "fork" in multiprocessing.get_all_start_methods():
+            mp = multiprocessing.get_context("fork")
+            self.recv, send = mp.Pipe(duplex=False)
+
+            def worker() -> None:
+                try:
+                    send.send(("ok", work()))
+                except BaseException as e:       # reported, then done again in the parent
+                    send.send(("error", repr(e)))
+
+            self.process = mp.Process(target=worker)
+            self.process.start()
+            send.close()
+
+    def result(self) -> Any:
+        if not self.done:
+            status = "none"
+            if self.process is not None:
+                try:
+                    status, answer = self.recv.recv()
+                except EOFError:
+                    status = "died"
+                self.process.join()
+            self.answer = answer if status == "ok" else self.work()
+            self.done = True
+        return self.answer
+
+    def __enter__(self) -> "Background":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.process is not None and self.process.is_alive():
+            self.process.terminate()
+            self.process.join()
 
 
 def _forks(count: int, jobs: int) -> bool:

@@ -44,10 +44,11 @@ from verifier.claim import _launch_scalars, _symbolic_inputs
 from verifier.counterexample import (_concrete_inputs, _domain, _inconclusive, model_inputs,
                                      pretest, replay_fault, replay_race)
 from verifier.emulate import prepare_side
-from verifier.indexed import (NotIndexable, buffer_info, compare, compare_apart,
-                              indexed_params, size_check, two_dimensional, violation)
+from verifier.indexed import (NotIndexable, buffer_info, compare, compare_apart, first_outside,
+                              indexed_params, replay_logs, size_check, two_dimensional,
+                              violation_of)
 from verifier.outputs import _outputs, _same, compare_outputs, random_testing
-from verifier.parallel import each
+from verifier.parallel import Background, each
 from verifier.real_mode import ASSUMPTION as REAL_ASSUMPTION, NotReal, RealTranslator
 from verifier.solvers import Obligation, solve
 from verifier.spec import PairSpec, type_bits
@@ -430,10 +431,32 @@ def _maximal(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int, indexed
     if not apart:
         infos["candidate"] = infos["reference"]
     info = infos["reference"]
+    replayed, replay_s = None, 0.0
     if indexed:
+        # With two processes or more, one worker decides the bounds of the logged accesses
+        # while this one replays the write logs (`indexed.replay_logs`: numpy over terms
+        # that already exist). What the replay raises is kept, and raised where the
+        # comparison meets it, only once the bounds passed: the sequential order.
+        overlap = not apart and ctx.jobs > 1
+        widths = {p.name: type_bits(p.type) for p in spec.buffers}
+        initial = {p.name: info[p.name].ids for p in spec.buffers if p.access == "out"}
+        logs = {r: launch.indexed for r, launch in launches.items()}
+
+        def first_outside_of_each() -> dict[str, int | None]:
+            return {role: first_outside(feass[role].values, infos[role], launch.indexed,
+                                        1 if overlap else ctx.jobs)
+                    for role, launch in launches.items()}
+
+        with Background(first_outside_of_each, ctx.jobs if overlap else 1) as outside:
+            if overlap:
+                t1 = time.perf_counter()
+                replayed = list(replay_logs(feas.values, info, widths, initial, logs,
+                                            feas.per_shape, keep_errors=True))
+                replay_s = time.perf_counter() - t1
+            first = outside.result()
         for role, launch in launches.items():
-            hit = _indexed(violation, feass[role].values, infos[role], launch.indexed,
-                           ctx.jobs)
+            hit = _indexed(violation_of, feass[role].values, infos[role], launch.indexed,
+                           first[role])
             if hit is not None:
                 at = dict(fixed, **feass[role].shape_at(hit[0]))
                 verdict = replay_fault(ctx, role, at, seed)
@@ -443,7 +466,9 @@ def _maximal(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int, indexed
                                     f"bounds at {_shape(at)}, yet the emulator does not fault")
     count = sum(len(launch.obligations) + len(launch.indexed) for launch in launches.values())
     ctx.stages.append(Stage("bounds", "ok", time.perf_counter() - t0,
-                            f"{count} access obligation(s) over {what}"))
+                            f"{count} access obligation(s) over {what}" + (
+                                f"; the write logs replayed meanwhile ({replay_s:.2f} s)"
+                                if replayed is not None else "")))
     # effects
     for role, launch in launches.items():
         for e in launch.effects:
@@ -537,9 +562,6 @@ def _maximal(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int, indexed
         t0 = time.perf_counter()
     if indexed:
         t1 = time.perf_counter()
-        widths = {p.name: type_bits(p.type) for p in spec.buffers}
-        initial = {p.name: info[p.name].ids for p in spec.buffers if p.access == "out"}
-        logs = {r: launch.indexed for r, launch in launches.items()}
         if apart:
             n, differs = _indexed(compare_apart, {r: f.values for r, f in feass.items()},
                                   infos, widths, initial, logs,
@@ -547,7 +569,7 @@ def _maximal(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int, indexed
         else:
             n, differs = _indexed(compare, feas.values, info, widths, initial, logs,
                                   feas.shape_only_ast, spec.mode == "real",
-                                  feas.pinned.append, ctx.jobs, feas.per_shape)
+                                  feas.pinned.append, ctx.jobs, feas.per_shape, replayed)
         if differs is not None:
             raise CheckAt(dict(fixed, **sp.shapes[differs.shape]), differs.why)
         if spec.mode == "real":

@@ -57,6 +57,28 @@ def test_each_broken_copy_is_refuted_and_replays(name):
     assert_replays(spec, v.counterexample)
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_store_past_the_buffer_is_refuted_by_bounds_though_the_replay_ran_first(jobs,
+                                                                                 monkeypatch):
+    # With two processes the write logs are replayed while a worker decides the bounds; the
+    # replay meets the store past `out` and keeps what it raised: the verdict is the bounds'
+    # (a replayed fault), never that error
+    import verifier.shapes as shapes
+    met = []
+    replay = shapes.replay_logs
+
+    def replay_logs(*args, **kwargs):
+        for entry in replay(*args, **kwargs):
+            met.append(entry)
+            yield entry
+    monkeypatch.setattr(shapes, "replay_logs", replay_logs)
+    spec = load_spec(D / "past.toml")
+    v = verify(spec, timeout_s=30, trials=0, jobs=jobs)
+    assert v.kind == NOT_EQUIVALENT and "the candidate faults" in v.reasons[0], v.reasons
+    assert "out of bounds" in v.reasons[0] and v.counterexample.scalars   # (replayed: a fault)
+    assert [type(e).__name__ for e in met] == ([] if jobs == 1 else ["InternalError"])
+
+
 def test_reading_possibly_unstaged_tile_words_is_inconclusive_by_name_without_testing():
     v = verify(load_spec(D / "tiled_uninit.toml"), timeout_s=30, trials=0)
     assert v.kind == INCONCLUSIVE

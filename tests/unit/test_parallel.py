@@ -1,11 +1,12 @@
-"""`verifier.parallel.first_failure` and `each`: independent checks shared among forked
-processes give the answers a loop in order gives (the first failure; every answer, in order),
-whatever finishes first, and a worker that dies has its share checked again in the verifying
-process."""
+"""`verifier.parallel.first_failure`, `each` and `Background`: independent checks shared among
+forked processes give the answers a loop in order gives (the first failure; every answer, in
+order; the work's own answer), whatever finishes first, and a worker that dies has its share
+checked again in the verifying process."""
 
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ import z3
 
 from replaying import assert_replays
 from verifier.equiv import EQUIVALENT, NOT_EQUIVALENT, verify
-from verifier.parallel import each, first_failure
+from verifier.parallel import Background, each, first_failure
 from verifier.spec import load_spec
 
 D = Path(__file__).resolve().parents[1] / "data" / "matmul_order"
@@ -50,6 +51,46 @@ def test_workers_read_the_state_they_were_forked_with():
     assert first_failure(12, lambda i: terms[i].eq(x), 2) is None
     terms[9] = x + 1
     assert first_failure(12, lambda i: terms[i].eq(x), 2) == 9
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_background_work_answers_what_it_computes_while_this_process_goes_on(jobs):
+    parent = os.getpid()
+    x = z3.BitVec("x", 32)
+    terms = [z3.simplify(x + i - i) for i in range(6)]        # built before the fork
+    where: list[int] = []
+
+    def work():
+        where.append(os.getpid())
+        return [t.eq(x) for t in terms]
+    with Background(work, jobs) as b:
+        mine = sum(range(1000))            # (this process's own work meanwhile)
+        assert b.result() == [True] * 6 and b.result() == [True] * 6 and mine == 499500
+    # one process: computed here, when asked; two: in the worker (its `where` is its own)
+    assert where == ([parent] if jobs == 1 else [])
+
+
+def test_background_work_whose_worker_dies_or_fails_is_done_here():
+    parent = os.getpid()
+
+    def dies():
+        if os.getpid() != parent:
+            os._exit(9)
+        return "here"
+
+    def fails():
+        if os.getpid() != parent:
+            raise MemoryError("worker")
+        return "here"
+    for work in (dies, fails):
+        with Background(work, 2) as b:
+            assert b.result() == "here"
+
+
+def test_background_work_not_asked_for_ends_with_its_block():
+    with Background(lambda: time.sleep(60), 2) as b:
+        pass
+    assert not b.process.is_alive()
 
 
 def test_a_worker_that_dies_has_its_share_checked_here():
