@@ -341,6 +341,7 @@ class ShapeValues:
         self.admit = admit
         self.memo: dict[int, Any] = {}
         self._factors: dict[int, list | None] = {}
+        self._fixed: dict[int, list] = {}      # the literals a term's factors fix (see there)
         self._conj: dict[int, list] = {}       # `z3raw.conjuncts` of pinned terms
         self._grouped: dict[int, Grouped | None] = {}
         self._vars: dict[int, frozenset] = {}
@@ -412,14 +413,31 @@ class ShapeValues:
             return memo[key]
         out: list | None = []
         fixed: list = []
-        for raw, negated in z3raw.conjuncts(root, self._conj):
-            v = self._under(raw, fixed)
-            if v is None:
-                out = None
-                break
-            out.append(~v if negated else v)
-            fixed.extend([(raw, _FALSE.as_ast())] if negated else z3raw.literals(raw, self._conj))
+        rest = root
+        # A lane's condition is mostly the one before it and one more conjunct, `And(before,
+        # c)`, whose conjuncts are `before`'s, then `c`'s (`z3raw.conjuncts`): it goes on
+        # from where `before` ended (its factors, and the literals they fixed), instead of
+        # evaluating every conjunct again (a loop's lane adds one per iteration).
+        if R.ast_kind(ctx, root) == z3.Z3_APP_AST and R.num_args(ctx, root) == 2 and \
+                R.decl_kind(ctx, R.app_decl(ctx, root)) == z3.Z3_OP_AND:
+            before = R.ast_id(ctx, R.app_arg(ctx, root, 0))
+            if before in self._fixed:
+                out, fixed = list(memo[before]), list(self._fixed[before])
+                rest = R.app_arg(ctx, root, 1)
+            elif before in memo and memo[before] is None:
+                out = None        # (a conjunct of `before` is not of the shape alone)
+        if out is not None:
+            for raw, negated in z3raw.conjuncts(rest, self._conj):
+                v = self._under(raw, fixed)
+                if v is None:
+                    out = None
+                    break
+                out.append(~v if negated else v)
+                fixed.extend([(raw, _FALSE.as_ast())] if negated else
+                             z3raw.literals(raw, self._conj))
         memo[key] = out
+        if out is not None:
+            self._fixed[key] = fixed
         return out
 
     def grouped(self, t) -> Grouped | None:

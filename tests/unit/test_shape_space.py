@@ -111,6 +111,34 @@ def test_each_conjunct_is_evaluated_where_the_ones_before_it_hold():
     assert len(laid_out) == 1 and next(iter(laid_out.values()))[0].eq(cond)   # (pinned)
 
 
+def test_a_condition_one_conjunct_longer_goes_on_from_the_one_before():
+    # A lane's condition grows a conjunct at a time, `And(before, c)`: its factors are
+    # `before`'s, then `c`'s evaluated where `before`'s literals hold, the same as evaluating
+    # the whole conjunction afresh (`exists` fixes `M == 2`, so `c` is about K alone there)
+    exists = M == 2
+    steps = [exists, z3.Not(z3.And(exists, K == 5)), z3.ULT(K, 7), z3.Or(M == 1, K == 4)]
+    grown = ShapeValues(_space(), {"M": 64, "K": 64})
+    grown.SMALL = 0
+    evaluated = []
+    under = grown._under
+    grown._under = lambda raw, fixed: evaluated.append(raw) or under(raw, fixed)
+    cond = steps[0]
+    for c in steps[1:]:
+        grown.factors(cond)
+        cond = z3.And(cond, c)
+        fresh = ShapeValues(_space(), {"M": 64, "K": 64})
+        fresh.SMALL = 0
+        evaluated.clear()
+        mine, theirs = grown.factors(cond), fresh.factors(cond)
+        assert len(evaluated) == 1                 # the new conjunct alone
+        assert [np.shape(p) for p in mine] == [np.shape(p) for p in theirs]
+        assert all(np.array_equal(a, b) for a, b in zip(mine, theirs))
+    assert [np.shape(p) for p in grown.factors(cond)] == [(3, 1), (1, 4), (1, 4), (3, 4)]
+    # a `before` that is not of the shape alone leaves its extension not of it either
+    data = z3.And(M == 1, K == z3.BitVec("d", 64))
+    assert grown.factors(data) is None and grown.factors(z3.And(data, K == 4)) is None
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["M", "K", "MK"]), st.integers(0, 11)),
                 min_size=1, max_size=5),
