@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from verifier.equiv import verify  # noqa: E402
+from verifier.gc_policy import collect_less  # noqa: E402
 from verifier.parallel import default_jobs  # noqa: E402
 from verifier.solvers import DEFAULT_SOLVERS, available_backends  # noqa: E402
 from verifier.spec import load_spec  # noqa: E402
@@ -245,6 +246,7 @@ def main() -> None:
     ap.add_argument("--only", choices=("pairs", "jobs", "shapes", "portfolio", "scaling"),
                     action="append", help="run only these parts (repeatable)")
     args = ap.parse_args()
+    collect_less()                          # (as `keq verify` runs)
     parts = set(args.only or ("pairs", "jobs", "shapes", "portfolio", "scaling"))
     print(f"keq verify benchmark — {platform.processor() or platform.machine()}, "
           f"Python {platform.python_version()}")

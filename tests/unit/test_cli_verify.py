@@ -23,6 +23,22 @@ def test_equivalent_pair_exits_0_and_shows_claim_stages_and_verdict(capsys):
     assert "symbolic execution" in out and "races" in out and "verdict  EQUIVALENT" in out
 
 
+def test_the_command_line_runs_the_cycle_collector_less_often():
+    # (`verifier.gc_policy`; in a fresh process, as `keq` starts)
+    import subprocess
+    import sys
+    from verifier.gc_policy import OLDER, YOUNG
+    code = ("import contextlib, gc, io\n"
+            "from verifier.cli.main import main\n"
+            "before = gc.get_threshold()\n"
+            "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n"
+            "    main(['--version'])\n"
+            "print(before, gc.get_threshold())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=K.parent, check=True).stdout
+    assert out.strip() == f"(700, 10, 10) ({YOUNG}, {OLDER}, {OLDER})"
+
+
 def test_buggy_pair_exits_1_with_a_replayable_counterexample(tmp_path, capsys):
     cex = tmp_path / "cex.npz"
     spec = str(K / "reduce/i32_warp_shfl_badoffset.toml")

@@ -11,6 +11,7 @@ from semantics import __version__
 from semantics.errors import KeqError
 from verifier.cli import (check_cmd, fuzz_cmd, gate_cmd, parse_cmd, prove_cmd, run_cmd,
                           tv_cmd, verify_cmd)
+from verifier.gc_policy import collect_less
 
 EXIT_OK = 0
 EXIT_NOT_EQUIVALENT = 1
@@ -44,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    collect_less()
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
