@@ -87,6 +87,7 @@ FP_PAIRS = [("saxpy/fma_bitexact.toml", {"n": 8}),
 
 
 def _run(path, shape, **kw):
+    collect_less()                # (as `keq verify` runs; a spawned process starts afresh)
     spec = load_spec(K / path)
     fixed = {k: v for k, v in shape.items() if any(p.name == k for p in spec.scalars)}
     t = time.perf_counter()
@@ -246,7 +247,6 @@ def main() -> None:
     ap.add_argument("--only", choices=("pairs", "jobs", "shapes", "portfolio", "scaling"),
                     action="append", help="run only these parts (repeatable)")
     args = ap.parse_args()
-    collect_less()                          # (as `keq verify` runs)
     parts = set(args.only or ("pairs", "jobs", "shapes", "portfolio", "scaling"))
     print(f"keq verify benchmark — {platform.processor() or platform.machine()}, "
           f"Python {platform.python_version()}")
