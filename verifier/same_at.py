@@ -45,6 +45,8 @@ _COMMUTING = {z3.Z3_OP_FPA_ADD: 1, z3.Z3_OP_FPA_MUL: 1, z3.Z3_OP_FPA_FMA: 1}
 # Floating-point terms never evaluate at shapes (the evaluator reads bit-vectors and Booleans).
 _NEVER_SHAPE_ONLY = {z3.Z3_OP_FPA_ADD, z3.Z3_OP_FPA_MUL, z3.Z3_OP_FPA_FMA, z3.Z3_OP_FPA_TO_FP,
                      z3.Z3_OP_FPA_TO_IEEE_BV, z3.Z3_OP_FPA_RM_NEAREST_TIES_TO_EVEN}
+# The kinds `_addend` reads (an fma, or the bits of one): for any other, it is None.
+_ADDEND_KINDS = {z3.Z3_OP_FPA_FMA, z3.Z3_OP_FPA_TO_IEEE_BV}
 _UNSEEN = object()
 _CANONICAL = -1        # the kind of a canonical-NaN wrapper, walked as one operation (`_node`)
 
@@ -196,7 +198,10 @@ class SameAt:
             w ^= w & explored
             if not w:
                 return shown                  # exact within what was explored
-        shown |= self._walk(self._node(x, ix), self._node(y, iy), w)
+        nodes = self.nodes
+        nx = nodes.get(ix) or self._node(x, ix)
+        ny = nodes.get(iy) or self._node(y, iy)
+        shown |= self._walk(nx, ny, w)
         explored |= w
         self.proven[key] = shown if explored & shown == explored else (explored, shown)
         return shown
@@ -216,7 +221,7 @@ class SameAt:
             then = cy & self._eq(x, ys[1], w & cy)
             other = self._eq(x, ys[2], w ^ (w & cy))
             return then | (other ^ (other & cy))
-        if self.real:
+        if self.real and (kx in _ADDEND_KINDS or ky in _ADDEND_KINDS):
             for node in (nx, ny):
                 hit = self._addend(node)
                 if hit is not None and w & hit[0]:

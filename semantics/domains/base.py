@@ -22,7 +22,7 @@ transcription and the concrete one is checked against it:
 
 from __future__ import annotations
 
-from typing import Any, Protocol, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 V = Any   # a lane vector of bit-vectors
 P = Any   # a lane vector of predicates
@@ -77,6 +77,7 @@ class Domain(Protocol):
     def slt(self, a: V, b: V, w: int) -> P: ...
     def sle(self, a: V, b: V, w: int) -> P: ...
     def ite(self, c: P, a: V, b: V, w: int) -> V: ...
+    def lanewise(self, key: Any, fn: Callable, a: V, w: int) -> V: ...
 
     # predicates
     def pand(self, a: P, b: P) -> P: ...

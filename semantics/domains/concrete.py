@@ -189,6 +189,10 @@ class ConcreteDomain:
     def sle(self, a, b, w):
         return _signed(a, w) <= _signed(b, w)
 
+    def lanewise(self, key, fn, a, w):
+        """`fn(domain, a)`: (the symbolic domain builds it once per `key` and substitutes)."""
+        return fn(self, a)
+
     def ite(self, c, a, b, w):
         return np.where(c, a, b)
 

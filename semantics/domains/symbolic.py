@@ -64,6 +64,27 @@ def _commuted(x, y) -> tuple:
 _CONSTANTS: dict[tuple[int, int | None], z3.ExprRef] = {}   # interned constant terms
 
 
+class _Template:
+    """`fn`'s one-lane result over a placeholder of `w` bits (`SymbolicDomain.lanewise`)."""
+
+    def __init__(self, key, fn: Callable, w: int) -> None:
+        self.placeholder = z3.BitVec(f"keq!lanewise!{key}!{w}", w)
+        self.term = fn(SymbolicDomain(1), [self.placeholder])[0]
+        self.src, self.dst = (z3.Ast * 1)(), (z3.Ast * 1)()
+        self.src[0] = self.placeholder.as_ast()
+
+    def of(self, x):
+        if not isinstance(self.term, z3.ExprRef):
+            return self.term                       # (it does not depend on the operand)
+        self.dst[0] = x.as_ast()
+        return z3raw.wrap(_SUBSTITUTE(self.term.ctx_ref(), self.term.as_ast(), 1, self.src,
+                                      self.dst), self.term)
+
+
+_TEMPLATES: dict[tuple, _Template] = {}
+_SUBSTITUTE = z3.z3core.Z3_substitute            # (checked: a sort mismatch raises)
+
+
 class SymbolicDomain:
     """Primitive operations on lists of per-lane ints / z3 terms. See `semantics.domains.base`."""
 
@@ -245,6 +266,32 @@ class SymbolicDomain:
                 out.append(ai)
             else:
                 out.append(z3raw.If(ci, self._term(ai, w), self._term(bi, w)))
+        return out
+
+    def lanewise(self, key, fn: Callable, a, w: int):
+        """`fn(domain, a)` for a function of one `w`-bit operand built from this domain's
+        operations, each lane on its own (a result's NaN canonicalization): the lanes where
+        `a` is a term get `fn`'s term over a placeholder, built once per `key` (which names
+        everything `fn` depends on besides `a`), with `a` substituted in. That is one call
+        into z3 per lane instead of one per operation, and the very same term: z3's
+        substitution rebuilds the template's nodes without simplifying them, and each
+        operation builds a term lane from its operands alone (nothing here reorders or
+        inspects them). The other lanes: `fn` itself."""
+        sym = [i for i, x in enumerate(a) if isinstance(x, z3.ExprRef)]
+        if not sym:
+            return fn(self, a)
+        template = _TEMPLATES.get((key, w))
+        if template is None:
+            template = _TEMPLATES[(key, w)] = _Template(key, fn, w)
+        if len(sym) == len(a):
+            out = [None] * len(a)
+        else:
+            rest = list(a)
+            for i in sym:
+                rest[i] = 0           # (its result is replaced below)
+            out = fn(self, rest)
+        for i in sym:
+            out[i] = template.of(a[i])
         return out
 
     # -- predicates --------------------------------------------------------------------------

@@ -77,15 +77,20 @@ def _relu(d, fmt, a, w):
 
 
 def _arith_result(d, form, fmt, r, w):
-    """Post-processing shared by arithmetic: canonical NaN, .ftz on the result, .sat, .relu."""
-    r = canonicalize(d, fmt, r, w)
-    if form.has("ftz"):
-        r = flush(d, fmt, r, w)
-    if form.has("sat"):
-        r = _saturate(d, fmt, r, w)
-    if form.has("relu"):
-        r = _relu(d, fmt, r, w)
-    return r
+    """Post-processing shared by arithmetic: canonical NaN, .ftz on the result, .sat, .relu
+    (lane by lane: a symbolic domain builds it once and substitutes each result in)."""
+    flags = tuple(f for f in ("ftz", "sat", "relu") if form.has(f))
+
+    def post(d, r):
+        r = canonicalize(d, fmt, r, w)
+        if "ftz" in flags:
+            r = flush(d, fmt, r, w)
+        if "sat" in flags:
+            r = _saturate(d, fmt, r, w)
+        if "relu" in flags:
+            r = _relu(d, fmt, r, w)
+        return r
+    return d.lanewise(("arith_result", fmt) + flags, post, r, w)
 
 
 def _inputs(d, form, fmt, vals, w):

@@ -456,3 +456,35 @@ def test_f64_directed_add_overflow_golden():
     assert _run("add.rp.f64 %d, %a, %b", "f64", big, big) == 0x7FF0000000000000
     assert _run("add.rp.f64 %d, %a, %b", "f64", big | 1 << 63, big | 1 << 63) == big | 1 << 63
     assert _run("add.rm.f64 %d, %a, %b", "f64", big | 1 << 63, big | 1 << 63) == 0xFFF0000000000000
+
+
+# ---------------------------------------------------------------------------------------------
+# the symbolic domain's templates (`SymbolicDomain.lanewise`): the very same terms
+
+@pytest.mark.parametrize("flags", [(), ("ftz",), ("sat",), ("relu",), ("ftz", "sat")])
+@pytest.mark.parametrize("fmt,w", [("f32", 32), ("f16", 16), ("f64", 64)])
+def test_a_result_post_processed_by_template_is_the_term_built_directly(flags, fmt, w):
+    # Concrete lanes, plain terms and computed ones: each lane's result is the one the
+    # operations build on that lane (the same hash-consed term, compared by id)
+    from semantics.domains.symbolic import SymbolicDomain
+    from semantics.ops.float_arith import _arith_result
+    x, y = z3.BitVec(f"x{w}", w), z3.BitVec(f"y{w}", w)
+    lanes = [x, 0x3F80 if w == 16 else 1, x + y, (1 << w) - 1, z3.If(x == y, x, y), 7]
+
+    class Form:
+        def has(self, f: str) -> bool:
+            return f in flags
+    d = SymbolicDomain(len(lanes))
+    templated = _arith_result(d, Form(), fmt, lanes, w)
+
+    class Direct(SymbolicDomain):
+        def lanewise(self, key, fn, a, w):
+            return fn(self, a)
+    direct = _arith_result(Direct(len(lanes)), Form(), fmt, lanes, w)
+    assert [t.get_id() if z3.is_expr(t) else t for t in templated] == \
+        [t.get_id() if z3.is_expr(t) else t for t in direct]
+    assert all(z3.is_expr(t) for t in (templated[0], templated[2], templated[4]))
+    # one lane alone, and every lane a term
+    for vec in ([x], [x, y, x + y]):
+        assert [t.get_id() for t in _arith_result(d.__class__(len(vec)), Form(), fmt, vec, w)] \
+            == [t.get_id() for t in _arith_result(Direct(len(vec)), Form(), fmt, vec, w)]
