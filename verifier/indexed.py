@@ -42,6 +42,7 @@ import z3
 from semantics.domains import z3raw
 from semantics.machine.indexed_buffers import IndexedAccess, array_buffer, where_holds
 from verifier.parallel import first_failure
+from verifier.projection import project
 from verifier.same_at import SameAt  # (re-exported: the walk lives in its own module)
 from verifier.shape_space import ShapeValues
 from verifier.symbolic_cta import CtaMismatch
@@ -513,25 +514,40 @@ def _second_look(values: ShapeValues, buffers: dict[str, IndexedBuffer], shape_o
     its padding `If(k < K, a, 0)`). Per pair of writes (reference, candidate), over the
     points where that pair meets (`point`: each cell's point of the evaluation, where it is
     not its shape), `SameAt` compares their values. Returns the first (shape, element) not
-    shown equal this way, or None. The pairs are independent: `jobs` processes share them
+    shown equal this way, or None. The walk runs first over the grid of the axes the stored
+    terms mention (`verifier.projection`: a matmul's sums never mention `M`), and a pair not
+    shown there over every point. The pairs are independent: `jobs` processes share them
     (`verifier.parallel.first_failure`, the same answer)."""
     cells = np.flatnonzero(differ)
     shapes = np.searchsorted(layout.starts + layout.lengths, cells, side="right")
     wr, wc = writer["reference"][differ], writer["candidate"][differ]
     # (`point` holds the reference's writer; a cell one kernel never wrote is never walked)
     at = shapes if point is None else point[differ]
-    # The walk's sets are over the points where some pair meets (`PointSet`), numbered anew.
-    count = values.space.count
-    met = np.zeros(count, dtype=bool)
-    met[at[(wr >= 0) & (wc >= 0)]] = True
-    points = np.flatnonzero(met)
-    if points.size < count:
-        number = np.zeros(count, dtype=np.int64)
-        number[points] = np.arange(points.size)
-        at, count = number[at], points.size
-    else:
-        points = None
-    same = SameAt(values.grid_raw, values.space, buffers, shape_only, real, pin, points)
+    walked = (wr >= 0) & (wc >= 0)
+
+    def universe(vals: ShapeValues, on: np.ndarray | None) -> tuple[SameAt, np.ndarray, int]:
+        # The walk's sets are over the points where some pair meets (`PointSet`), numbered
+        # anew: points of `vals.space`, where each point of the evaluation lies `on`.
+        at_u = at if on is None else on[at]
+        count = vals.space.count
+        met = np.zeros(count, dtype=bool)
+        met[at_u[walked]] = True
+        points = np.flatnonzero(met)
+        if points.size < count:
+            number = np.zeros(count, dtype=np.int64)
+            number[points] = np.arange(points.size)
+            at_u, count = number[at_u], points.size
+        else:
+            points = None
+        return SameAt(vals.grid_raw, vals.space, buffers, shape_only, real, pin, points), \
+            at_u, count
+
+    # First over the axes the stored terms mention (`verifier.projection`); a pair not shown
+    # there is walked again over every point (made when first needed, in each process).
+    stored = [w.value for role in ("reference", "candidate") for w in writes[role]]
+    projected = project(values, stored)
+    universes = ([projected] if projected is not None else []) + [(values, None)]
+    walks: list = []
     # cells grouped by pair of writes, in the order of (reference write, candidate write):
     # dense group numbers from a table, then a stable sort of small integers (radix)
     width = int(wc.max()) + 2
@@ -553,9 +569,15 @@ def _second_look(values: ShapeValues, buffers: dict[str, IndexedBuffer], shape_o
         jr, jc = (int(j) - 1 for j in divmod(int(present[g]), width))
         if jr < 0 or jc < 0:
             return False                                  # an element one kernel never wrote
-        where = np.zeros(count, dtype=bool)
-        where[at[order[starts[g]:ends[g]]]] = True
-        return same(writes["reference"][jr].value, writes["candidate"][jc].value, where)
+        for k, (vals, on) in enumerate(universes):
+            if k == len(walks):
+                walks.append(universe(vals, on))
+            same, at_u, count = walks[k]
+            where = np.zeros(count, dtype=bool)
+            where[at_u[order[starts[g]:ends[g]]]] = True
+            if same(writes["reference"][jr].value, writes["candidate"][jc].value, where):
+                return True
+        return False
 
     g = first_failure(len(present), shown, jobs)
     if g is None:

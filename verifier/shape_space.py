@@ -74,6 +74,22 @@ class ShapeSpace:
         out.ones = (1 << out.count) - 1
         return out
 
+    def project(self, keep: Sequence[int]) -> tuple["ShapeSpace", np.ndarray]:
+        """The whole grid of the axes `keep` (indices, ascending), and the point of it each
+        allowed shape lies on (its coordinates along those axes)."""
+        out = ShapeSpace.__new__(ShapeSpace)
+        out.names = tuple(self.names[j] for j in keep)
+        out.dims = tuple(self.dims[j] for j in keep)
+        out.size = out.count = int(np.prod(out.dims, dtype=np.int64))
+        out._axes = [self._axes[j] for j in keep]
+        out.index = None
+        out.ones = (1 << out.count) - 1
+        flat = np.arange(self.count, dtype=np.int64) if self.index is None else self.index
+        coords = np.unravel_index(flat, self.dims)
+        on = np.ravel_multi_index([coords[j] for j in keep], out.dims) if keep else \
+            np.zeros(self.count, dtype=np.int64)
+        return out, np.asarray(on, dtype=np.int64)
+
     def env(self, widths: Mapping[str, int]) -> dict[str, np.ndarray]:
         """Each scalar's values along its own axis (broadcastable to the grid), as the
         unsigned `widths[name]`-bit values a term over it reads."""
@@ -337,6 +353,7 @@ class ShapeValues:
     def __init__(self, space: ShapeSpace, widths: Mapping[str, int],
                  admit: Callable[[Any], bool] | None = None) -> None:
         self.space = space
+        self.widths = dict(widths)
         self.env = space.env(widths)
         self.admit = admit
         self.memo: dict[int, Any] = {}
