@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -97,10 +98,11 @@ class _PendingSum:
     takes an increment per lane and per value its index may take; one node of hundreds of
     addends replaces a chain of hundreds of binary ones (cheaper to build and to walk)."""
 
-    __slots__ = ("base", "terms")
+    __slots__ = ("base", "terms", "gen")
 
     def __init__(self, base, terms: list) -> None:
         self.base, self.terms = base, terms
+        self.gen = -1          # its region's `writes` count when its bytes were last its own
 
     def term(self):
         return z3raw.BvSum([self.base, *self.terms])
@@ -117,6 +119,9 @@ def _concrete(x) -> bool:
 
 
 _PER_CTA_SPACES = ("shared", "local", "param", "const")
+# A named tuple built without its Python-level `__new__` (`_CONJUNCTION(Conjunction, (a, b))`):
+# a histogram builds one per lane and bin.
+_CONJUNCTION = tuple.__new__
 
 
 def _term(v, w: int):
@@ -318,6 +323,7 @@ class SymbolicPort:
         # directly instead of re-simplifying the whole chain (see `_picked`).
         self.chains: dict[int, tuple[Any, Any, dict[int, Any], Any]] = {}
         self.words: dict[tuple[int, int, int], object] = {}
+        self.writes: dict[int, int] = {}        # region id -> `_write`s to it (see `_add`)
         # Buffers read or written at symbolic offsets without splitting (`use_indexed`).
         self.indexed: IndexedBuffers | None = None
         self.indexed_loaded: dict[int, Any] = {}
@@ -445,11 +451,14 @@ class SymbolicPort:
                                                       np.full(len(ks), lane, dtype=np.int64))
             bad = np.zeros(len(ks), bool) if bad is None else bad.copy()
             bad |= where % np.uint64(align or nbytes) != 0
-            tests = {k: (values.get(k) if isinstance(values, dict) else None)
-                     for k in ks}
-            tests = {k: t if t is not None else off == z3.BitVecVal(k, off.size())
-                     for k, t in tests.items()}
-            conds = [tests[k] if _concrete(c) else Conjunction(c, tests[k]) for k in ks]
+            given = values if isinstance(values, dict) else {}
+            tests = {}
+            for k in ks:
+                t = given.get(k)
+                tests[k] = t if t is not None else off == z3.BitVecVal(k, off.size())
+            # (a histogram's lane has a place per bin: built as plain tuples, in one pass)
+            conds = list(tests.values()) if _concrete(c) else \
+                [_CONJUNCTION(Conjunction, (c, t)) for t in tests.values()]
             for j in np.nonzero(bad)[0].tolist():
                 self.obligations.append(ShapeObligation(
                     "invalid address", f"'{x.form.name}' may access no buffer or a "
@@ -469,8 +478,10 @@ class SymbolicPort:
                                   [lane] * good.size, kind, good_conds)
             tracked = init if init is not None and init is not self.mem.g_init else None
             at = flat.tolist()
-            out.append(_SplitLane(lane, off, c, [(ks[j], arr, at[j], conds[j], tracked)
-                                                 for j in good.tolist()], tests))
+            places = list(zip(ks, repeat(arr), at, conds, repeat(tracked))) \
+                if good.size == len(ks) else \
+                [(ks[j], arr, at[j], conds[j], tracked) for j in good.tolist()]
+            out.append(_SplitLane(lane, off, c, places, tests))
         return out
 
     def _region(self, arr) -> str:
@@ -535,18 +546,21 @@ class SymbolicPort:
         wkey = (region, flat, nbytes)
         pending = self.words.get(wkey)
         if isinstance(pending, _PendingSum):
-            at = self.bytes
-            for i in range(nbytes):            # (no byte of it overwritten since)
-                if at.get((region, flat + i)) != (wkey, i):
-                    break
-            else:
+            # No byte of it overwritten since: no write to the region at all (a histogram's
+            # increments in a row), or each byte still its own.
+            gen = self.writes.get(region, 0)
+            if pending.gen == gen or all(self.bytes.get((region, flat + i)) == (wkey, i)
+                                         for i in range(nbytes)):
+                pending.gen = gen
                 pending.terms.append(increment)
                 return
-        self._write(arr, flat, nbytes,
-                    _PendingSum(_term(self._read(arr, flat, nbytes), w), [increment]))
+        pending = _PendingSum(_term(self._read(arr, flat, nbytes), w), [increment])
+        self._write(arr, flat, nbytes, pending)
+        pending.gen = self.writes[region]
 
     def _write(self, arr, flat: int, nbytes: int, value) -> None:
         region = _region(arr)
+        self.writes[region] = self.writes.get(region, 0) + 1
         if _concrete(value):
             # Concrete values live in the array itself: the emulator's representation.
             v = int(value)
@@ -733,10 +747,11 @@ class SymbolicPort:
                 c = split.cond if _concrete(split.cond) else _unless_zero(split.cond, delta)
                 step = delta if _concrete(c) else z3raw.If(c, delta, _zero(w))
             olds = {}
+            tests, zero, unread = split.tests, _zero(w), x.result_unread
             for k, arr_k, f, ck, _ in split.places:
                 if delta is not None:
-                    increment = z3raw.If(split.tests[k], step, _zero(w))
-                    if x.result_unread:
+                    increment = z3raw.If(tests[k], step, zero)
+                    if unread:
                         self._add(arr_k, f, nbytes, increment, w)
                         continue
                 old = _term(self._read(arr_k, f, nbytes), w)

@@ -56,6 +56,11 @@ class _Access(NamedTuple):
     nbytes: int = 1      # ... and how many
 
 
+# `_new(_Access, fields)`: the named tuple without its Python-level `__new__` (every field
+# given, in order).
+_new = tuple.__new__
+
+
 @dataclass(frozen=True)
 class RacePair:
     """`cond` (True or a z3 Bool): the two accesses described by `what` both happen."""
@@ -95,9 +100,10 @@ class SymbolicRaceLog:
                 facts = per_lane[lane] = self._lane_facts(x, region, lane)
             tid, key_region, epoch, name, passed = facts
             f = where[j]
-            acc = _Access(tid, epoch, kind, True if isinstance(c, (bool, np.bool_)) else c,
-                          loc, name, None if values is None else values[j],
-                          self.steps, passed, f, nbytes)
+            acc = _new(_Access, (tid, epoch, kind,
+                                 True if isinstance(c, (bool, np.bool_)) else c, loc, name,
+                                 None if values is None else values[j], self.steps, passed, f,
+                                 nbytes))
             self.events.setdefault((key_region, f, nbytes), []).append(acc)
 
     def _lane_facts(self, x, region: str, lane: int) -> tuple:

@@ -180,6 +180,15 @@ def test_increments_kept_pending_read_back_as_one_sum_and_see_later_stores():
     before = 2 * xs[0] + 2 * xs[1] + xs[2]
     stored = z3.Concat(z3.Extract(31, 16, before), b, z3.Extract(7, 0, before))
     assert _proved(port._read(mem.g, 0, 4) == stored + xs[2])
+    # a store to another word of the region between increments leaves this sum one sum
+    port._add(mem.g, 8, 4, xs[0], 32)
+    port._write(mem.g, 12, 4, z3.BitVec("other", 32))
+    port._add(mem.g, 8, 4, xs[1], 32)
+    port._write(mem.g, 4, 1, 9)                      # (a concrete byte: into the array)
+    port._add(mem.g, 8, 4, xs[2], 32)
+    got = port._read(mem.g, 8, 4)
+    assert got.decl().kind() == z3.Z3_OP_BADD and got.num_args() == 4
+    assert _proved(got == xs[0] + xs[1] + xs[2])
 
 
 def _proved(claim) -> bool:
