@@ -130,12 +130,18 @@ def first_outside(values: ShapeValues, buffers: dict[str, IndexedBuffer],
     whose condition or offset cannot be evaluated (`violation_of` tells which); None when
     there is none (in `jobs` processes, `verifier.parallel.first_failure`: plain data, so
     it can also come back from a `Background` worker)."""
-    def inside(i: int) -> bool:
-        try:
-            return _outside_at(values, buffers, accesses[i]) is None
-        except NotIndexable:
-            return False
-    return first_failure(len(accesses), inside, jobs)
+    return first_failure(len(accesses), lambda i: inside_at(values, buffers, accesses[i]),
+                         jobs)
+
+
+def inside_at(values: ShapeValues, buffers: dict[str, IndexedBuffer],
+              a: IndexedAccess) -> bool:
+    """Is access `a` inside its buffer and aligned wherever it happens? False also when its
+    condition or offset cannot be evaluated (`violation_of` tells which)."""
+    try:
+        return _outside_at(values, buffers, a) is None
+    except NotIndexable:
+        return False
 
 
 def violation_of(values: ShapeValues, buffers: dict[str, IndexedBuffer],

@@ -1,6 +1,6 @@
 """Work split across worker processes (`keq verify --jobs N`): enumerated launch shapes, the
-independent comparisons of one symbolic launch's outputs (`first_failure`, `each`), and one
-check run beside the verifying process's own work (`Background`).
+independent comparisons of one symbolic launch's outputs (`first_failure`, `each`), and
+checks run beside the verifying process's own work (`Background`, `FirstFailureBeside`).
 
 Each shape is an independent check (`verifier.equiv.check_assignment`), so a claim with many
 shapes (a transpose's 64 x 64) splits across cores. Workers are forked from the verifying
@@ -129,7 +129,9 @@ class Background:
             self.process.start()
             send.close()
 
-    def result(self) -> Any:
+    def result(self, instead: Callable[[], Any] | None = None) -> Any:
+        """The work's answer; computed here when the worker gave none (by `instead`, when
+        given: what must be done if the worker's share of some work is lost)."""
         if not self.done:
             status = "none"
             if self.process is not None:
@@ -138,7 +140,7 @@ class Background:
                 except EOFError:
                     status = "died"
                 self.process.join()
-            self.answer = answer if status == "ok" else self.work()
+            self.answer = answer if status == "ok" else (instead or self.work)()
             self.done = True
         return self.answer
 
@@ -149,6 +151,56 @@ class Background:
         if self.process is not None and self.process.is_alive():
             self.process.terminate()
             self.process.join()
+
+
+class FirstFailureBeside:
+    """`first_failure` begun in a worker now, and joined by this process when it is free
+    (`result`): the indices are handed out in runs, in order, to whichever process asks
+    next, so neither waits for the other's share (the bounds of logged accesses, while this
+    process replays the write logs). A process stops at its first failure, or once a run
+    starts past the smallest failure seen; every index below the final answer was claimed
+    in order and checked, so the answer is the sequential one. A worker that dies loses the
+    runs it held: everything is then checked again here, in order."""
+
+    RUN = 32
+
+    def __init__(self, count: int, check: Callable[[int], bool], jobs: int) -> None:
+        self.count, self.check = count, check
+        mp = multiprocessing.get_context("fork")
+        self.next = mp.Value("q", 0)              # the next run's first index
+        self.best = mp.Value("q", count)          # the smallest failure seen
+        self.beside = Background(self._share, jobs) if jobs > 1 else None
+
+    def _share(self) -> int | None:
+        while True:
+            with self.next.get_lock():
+                start = self.next.value
+                self.next.value = start + self.RUN
+            for i in range(start, min(start + self.RUN, self.count)):
+                if i >= self.best.value:
+                    return None
+                if not self.check(i):
+                    with self.best.get_lock():
+                        self.best.value = min(self.best.value, i)
+                    return i
+            if start + self.RUN >= self.count:
+                return None
+
+    def __enter__(self) -> "FirstFailureBeside":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.beside is not None:
+            self.beside.__exit__(*exc)
+
+    def result(self) -> int | None:
+        mine = self._share()
+        if self.beside is None:
+            return mine
+        theirs = self.beside.result(
+            instead=lambda: next((i for i in range(self.count) if not self.check(i)), None))
+        found = [i for i in (mine, theirs) if i is not None]
+        return min(found) if found else None
 
 
 def _forks(count: int, jobs: int) -> bool:

@@ -45,10 +45,10 @@ from verifier.counterexample import (_concrete_inputs, _domain, _inconclusive, m
                                      pretest, replay_fault, replay_race)
 from verifier.emulate import prepare_side
 from verifier.indexed import (NotIndexable, buffer_info, compare, compare_apart, first_outside,
-                              indexed_params, replay_logs, size_check, two_dimensional,
-                              violation_of)
+                              indexed_params, inside_at, replay_logs, size_check,
+                              two_dimensional, violation_of)
 from verifier.outputs import _outputs, _same, compare_outputs, random_testing
-from verifier.parallel import Background, each
+from verifier.parallel import FirstFailureBeside, each
 from verifier.real_mode import ASSUMPTION as REAL_ASSUMPTION, NotReal, RealTranslator
 from verifier.solvers import Obligation, solve
 from verifier.spec import PairSpec, type_bits
@@ -433,27 +433,35 @@ def _maximal(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int, indexed
     info = infos["reference"]
     replayed, replay_s = None, 0.0
     if indexed:
-        # With two processes or more, one worker decides the bounds of the logged accesses
+        # With two processes or more, a worker starts on the bounds of the logged accesses
         # while this one replays the write logs (`indexed.replay_logs`: numpy over terms
-        # that already exist). What the replay raises is kept, and raised where the
-        # comparison meets it, only once the bounds passed: the sequential order.
+        # that already exist), then joins it (`FirstFailureBeside`). What the replay raises
+        # is kept, and raised where the comparison meets it, only once the bounds passed:
+        # the sequential order.
         overlap = not apart and ctx.jobs > 1
         widths = {p.name: type_bits(p.type) for p in spec.buffers}
         initial = {p.name: info[p.name].ids for p in spec.buffers if p.access == "out"}
         logs = {r: launch.indexed for r, launch in launches.items()}
-
-        def first_outside_of_each() -> dict[str, int | None]:
-            return {role: first_outside(feass[role].values, infos[role], launch.indexed,
-                                        1 if overlap else ctx.jobs)
-                    for role, launch in launches.items()}
-
-        with Background(first_outside_of_each, ctx.jobs if overlap else 1) as outside:
-            if overlap:
+        if overlap:
+            # Both kernels' accesses in one order (the reference's first): the first outside
+            # is the reference's first, else the candidate's.
+            roles = [(role, i) for role, launch in launches.items()
+                     for i in range(len(launch.indexed))]
+            with FirstFailureBeside(len(roles), lambda j: inside_at(
+                    feass[roles[j][0]].values, infos[roles[j][0]],
+                    launches[roles[j][0]].indexed[roles[j][1]]), ctx.jobs) as outside:
                 t1 = time.perf_counter()
                 replayed = list(replay_logs(feas.values, info, widths, initial, logs,
                                             feas.per_shape, keep_errors=True))
                 replay_s = time.perf_counter() - t1
-            first = outside.result()
+                j = outside.result()
+            first = {role: None for role in launches}
+            if j is not None:
+                first[roles[j][0]] = roles[j][1]
+        else:
+            first = {role: first_outside(feass[role].values, infos[role], launch.indexed,
+                                         ctx.jobs)
+                     for role, launch in launches.items()}
         for role, launch in launches.items():
             hit = _indexed(violation_of, feass[role].values, infos[role], launch.indexed,
                            first[role])

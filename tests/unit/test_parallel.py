@@ -14,7 +14,7 @@ import z3
 
 from replaying import assert_replays
 from verifier.equiv import EQUIVALENT, NOT_EQUIVALENT, verify
-from verifier.parallel import Background, each, first_failure
+from verifier.parallel import Background, FirstFailureBeside, each, first_failure
 from verifier.spec import load_spec
 
 D = Path(__file__).resolve().parents[1] / "data" / "matmul_order"
@@ -91,6 +91,26 @@ def test_background_work_not_asked_for_ends_with_its_block():
     with Background(lambda: time.sleep(60), 2) as b:
         pass
     assert not b.process.is_alive()
+
+
+@pytest.mark.parametrize("failing", [set(), {0}, {31}, {32}, {40, 41}, {5, 70, 99}, set(range(100))])
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_the_first_failure_found_beside_this_process_is_the_sequential_one(failing, jobs):
+    with FirstFailureBeside(100, lambda i: i not in failing, jobs) as beside:
+        mine = sum(range(1000))                       # (this process's own work meanwhile)
+        assert beside.result() == (min(failing) if failing else None) and mine == 499500
+
+
+def test_a_worker_beside_that_dies_has_every_index_checked_here():
+    parent = os.getpid()
+
+    def check(i: int) -> bool:
+        if os.getpid() != parent and i >= 40:
+            os._exit(9)                   # after claiming a run, before finishing it
+        return i != 45
+    with FirstFailureBeside(100, check, 2) as beside:
+        time.sleep(0.5)                   # (the worker takes runs and dies in one)
+        assert beside.result() == 45
 
 
 def test_a_worker_that_dies_has_its_share_checked_here():
