@@ -166,10 +166,11 @@ class FirstFailureBeside:
 
     def __init__(self, count: int, check: Callable[[int], bool], jobs: int) -> None:
         self.count, self.check = count, check
-        mp = multiprocessing.get_context("fork")
+        forks = jobs > 1 and "fork" in multiprocessing.get_all_start_methods()
+        mp = multiprocessing.get_context("fork" if forks else None)
         self.next = mp.Value("q", 0)              # the next run's first index
         self.best = mp.Value("q", count)          # the smallest failure seen
-        self.beside = Background(self._share, jobs) if jobs > 1 else None
+        self.beside = Background(self._share, jobs) if forks else None
 
     def _share(self) -> int | None:
         while True:
