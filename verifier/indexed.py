@@ -525,10 +525,10 @@ def _second_look(values: ShapeValues, buffers: dict[str, IndexedBuffer], shape_o
     shown there over every point. The pairs are independent: `jobs` processes share them
     (`verifier.parallel.first_failure`, the same answer)."""
     cells = np.flatnonzero(differ)
-    shapes = np.searchsorted(layout.starts + layout.lengths, cells, side="right")
     wr, wc = writer["reference"][differ], writer["candidate"][differ]
     # (`point` holds the reference's writer; a cell one kernel never wrote is never walked)
-    at = shapes if point is None else point[differ]
+    at = np.searchsorted(layout.starts + layout.lengths, cells, side="right") \
+        if point is None else point[differ]               # (a cell's shape, or its point)
     walked = (wr >= 0) & (wc >= 0)
 
     def universe(vals: ShapeValues, on: np.ndarray | None) -> tuple[SameAt, np.ndarray, int]:
