@@ -67,6 +67,8 @@ class Feasibility:
         self.memo: dict[int, bool] = {}
         self.settle_memo: dict[int, bool | None] = {}
         self.sums_memo: dict[int, np.ndarray | None] = {}
+        self.select_memo: dict[int, tuple[int, ...]] = {}    # see `_selections`
+        self.select_conds: dict[int, Any] = {}              # condition id -> raw AST
         self.pinned: list = []
 
     def shape_at(self, point: int) -> dict[str, int]:
@@ -235,29 +237,20 @@ class Feasibility:
         sums in another order become identical). Returns the combinations whose terms still
         differ, as (condition, reference term, candidate term) — [] proves the element;
         None when the terms contain no shape-only selection."""
-        conds: dict[int, Any] = {}
-        seen: set[int] = set()
-        stack = [t for t in (a, b) if not isinstance(t, (int, np.integer))]
-        while stack:
-            e = stack.pop()
-            if e.get_id() in seen:
-                continue
-            seen.add(e.get_id())
-            if z3.is_app_of(e, z3.Z3_OP_ITE) and self.shape_only(e.arg(0)):
-                conds.setdefault(e.arg(0).get_id(), e.arg(0))
-                stack.extend((e.arg(1), e.arg(2)))
-            else:
-                stack.extend(e.children())
-        if not conds:
+        terms = [t for t in (a, b) if not isinstance(t, (int, np.integer))]
+        self.pinned.extend(terms)            # `select_memo` keys by their subterms' ids
+        ctx = z3.main_ctx()
+        # (b's selections first, then a's: the order the conditions are listed in)
+        ids = dict.fromkeys(c for t in reversed(terms) for c in self._selections(t.as_ast()))
+        if not ids:
             return None
-        cs = list(conds.values())
+        cs = [z3.z3._to_expr_ref(self.select_conds[c], ctx) for c in ids]
         rows = [self.at_shapes(c) for c in cs]
         where = np.ones(self.count, bool) if live is True else self.at_shapes(live)
         if where is None or any(r is None for r in rows):
             return None
-        table = np.stack(rows)[:, where]
         out = []
-        for col in np.unique(table, axis=1).T:
+        for col in _combinations(np.stack(rows)[:, where]):
             subst = [(c, z3.BoolVal(bool(v))) for c, v in zip(cs, col)]
             sa = a if isinstance(a, (int, np.integer)) else z3.simplify(z3.substitute(a, *subst))
             sb = b if isinstance(b, (int, np.integer)) else z3.simplify(z3.substitute(b, *subst))
@@ -267,6 +260,42 @@ class Feasibility:
             out.append((pattern if live is True else z3.And(pattern, live), _value(sa),
                         _value(sb)))
         return out
+
+    def _selections(self, root) -> tuple[int, ...]:
+        """The ids of the shape-only conditions of the selections (`If(c, x, y)`) in the raw
+        term `root` (kept alive by the caller), in the order of a depth-first walk that visits
+        a node's arguments last to first (for a selection: its two branches; its condition is
+        about shapes alone, so nothing in it is a selection to decide). Memoized per subterm
+        across calls: the elements of an output share most of their terms (a saxpy's 2048
+        elements, each walked whole, cost seconds)."""
+        R, ctx, memo, only = z3raw.read, self.values.ctx, self.select_memo, self.shape_only_ast
+        stack: list = [(root, R.ast_id(ctx, root), None)]
+        while stack:
+            e, key, kids = stack.pop()
+            if kids is not None:          # every argument done: join theirs, in walk order
+                head, parts = kids
+                nonempty = [memo[k] for k in parts if memo[k]]
+                if head is None and len(nonempty) <= 1:
+                    memo[key] = nonempty[0] if nonempty else ()     # (shared, not copied)
+                else:
+                    memo[key] = tuple(dict.fromkeys(
+                        [*(head or ()), *(c for part in nonempty for c in part)]))
+                continue
+            if key in memo:
+                continue
+            if R.ast_kind(ctx, e) != z3.Z3_APP_AST:
+                memo[key] = ()
+                continue
+            args = [R.app_arg(ctx, e, j) for j in range(R.num_args(ctx, e))]
+            head = None
+            if R.decl_kind(ctx, R.app_decl(ctx, e)) == z3.Z3_OP_ITE and only(args[0]):
+                cid = R.ast_id(ctx, args[0])
+                self.select_conds.setdefault(cid, args[0])
+                head, args = (cid,), args[1:]
+            walk = [(x, R.ast_id(ctx, x)) for x in reversed(args)]
+            stack.append((e, key, (head, [k for _, k in walk])))
+            stack.extend((x, k, None) for x, k in walk if k not in memo)
+        return memo[R.ast_id(ctx, root)]
 
     def resolve(self, off, cond) -> set[int] | None:
         """The values a symbolic address offset takes where `cond` may hold, over every
@@ -284,6 +313,19 @@ class Feasibility:
         out = set(np.unique(vals).tolist())
         return out if len(out) <= RESOLVE_LIMIT else None
 
+
+
+def _combinations(table: np.ndarray) -> np.ndarray:
+    """The distinct columns of the Boolean `table` (conditions x points), in the order
+    `np.unique(table, axis=1)` gives them (lexicographic, the first row most significant),
+    as rows; each column packed into one integer first (`np.unique` over columns compares
+    them element by element)."""
+    k = table.shape[0]
+    if k > 62:
+        return np.unique(table, axis=1).T
+    weights = np.left_shift(np.int64(1), np.arange(k - 1, -1, -1, dtype=np.int64))
+    codes = np.unique(weights @ table.astype(np.int64))
+    return (codes[:, None] & weights[None, :]) != 0
 
 
 def _equal_terms(a, b) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 import z3
 
@@ -428,6 +429,37 @@ def test_settle_decides_lane_conditions_over_the_allowed_shapes():
     always, never, some = n >= 1, n > 2048, n > 7
     got = feas.settle([always, never, some, True, False])
     assert got[0] is True and got[1] is False and got[2] is some and got[3:] == [True, False]
+
+
+def test_specialize_splits_by_the_shape_selections_of_both_terms():
+    from verifier.feasibility import Feasibility
+    sp = plan(load_spec(K / "vector_add/vec4.toml"), {})
+    n, x, y = z3.BitVec("n", 32), z3.BitVec("x", 32), z3.BitVec("y", 32)
+    feas = Feasibility(sp, {"n": n}, [])
+    small, odd = z3.ULT(n, 8), n & 1 == 1
+    # equal where n < 8 (both y), different elsewhere unless n is odd
+    a = z3.If(small, y, z3.If(odd, x + y, x))
+    b = z3.If(small, y, y + x)
+    split = feas.specialize(a, b, True)
+    assert len(split) == 1                   # (n >= 8, n even): x against y + x
+    cond, sa, sb = split[0]
+    assert z3.simplify(sa).eq(x) and z3.simplify(sb).eq(z3.simplify(y + x))
+    assert z3.is_and(cond) and {str(c) for c in cond.children()} == \
+        {str(z3.Not(small)), str(z3.Not(odd))}
+    # the memo across calls: a term sharing `a`'s selections lists them again
+    assert feas.specialize(a, a + 0, True) == []
+    assert feas.specialize(x, y, True) is None           # no selection on the shape at all
+    # a selection on data is not split (its branches are still walked)
+    data = z3.If(x == 0, z3.If(small, x, y), y)
+    assert len(feas.specialize(data, y, True)) == 1
+
+
+def test_combinations_are_numpys_unique_columns():
+    from verifier.feasibility import _combinations
+    rng = np.random.default_rng(0)
+    for k, n in [(1, 1), (3, 100), (7, 5), (20, 300), (2, 0)]:
+        table = rng.random((k, n)) < 0.5
+        assert np.array_equal(_combinations(table), np.unique(table, axis=1).T)
 
 
 def _one_element_wrong(ref: str, index: int, value: int) -> str:
