@@ -16,6 +16,7 @@ import numpy as np
 import z3
 
 from semantics.domains import z3raw
+from semantics.machine.pending_sums import SumParts
 from verifier.address_values import offset_values
 from verifier.guarded_sums import same_sums
 from verifier.outputs import _value
@@ -68,6 +69,8 @@ class Feasibility:
         self.settle_memo: dict[int, bool | None] = {}
         self.sums_memo: dict[int, np.ndarray | None] = {}
         self.select_memo: dict[int, tuple[int, ...]] = {}    # see `_selections`
+        # sums as the symbolic ports built them (`pending_sums`), for `same_sums`
+        self.sums: dict[int, SumParts] = {}
         self.select_conds: dict[int, Any] = {}              # condition id -> raw AST
         self.pinned: list = []
 
@@ -228,7 +231,7 @@ class Feasibility:
             return False
         self.pinned.extend(t for t in (a, b) if z3.is_expr(t))   # the memos key by subterm id
         return same_sums(a, b, where, self.at_shapes, self.count, self.sums_memo,
-                         self.shape_only_ast)
+                         self.shape_only_ast, self.sums)
 
     def specialize(self, a, b, live) -> list | None:
         """Split the element by the values of the shape-only selections inside its terms:

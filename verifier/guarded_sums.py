@@ -25,14 +25,17 @@ and the caller goes on with its other checks: this never decides "different".
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import z3
 
 from semantics.domains.z3raw import read as _R
+from semantics.machine.pending_sums import SumParts
+from semantics.machine.pending_sums import key as parts_key
 
 VISIT_LIMIT = 200_000      # term nodes walked per side (a tree walk: shared subterms recount)
+_UNSEEN = object()
 
 
 class _Walker:
@@ -41,8 +44,10 @@ class _Walker:
 
     def __init__(self, t, at_shapes: Callable[[Any], np.ndarray | None],
                  memo: dict[int, np.ndarray | None],
-                 shape_only: Callable[[Any], bool] | None) -> None:
+                 shape_only: Callable[[Any], bool] | None,
+                 sums: Mapping[int, SumParts]) -> None:
         self.ctx = t.ctx
+        self.sums = sums
         self.ref = t.ctx_ref()
         self.at_shapes = at_shapes
         self.memo = memo          # by term id: `at_shapes` keeps the terms (and so ids) alive
@@ -172,6 +177,52 @@ class _Walker:
     def vector(self, key: int) -> np.ndarray | None:
         return self.memo.get(key)
 
+    def addends(self, parts: SumParts) -> list:
+        """Each addend of a sum as its port built it (`semantics.machine.pending_sums`): (atom
+        key, its shape conditions) when it is the guarded atom `If(test, If(g, v, 0), 0)`
+        that `nested_if` finds in the term, else (None, its raw AST) to walk. The same
+        answers as the walk, from the recorded parts: the tests, steps and zeros are few
+        terms shared by many addends (a lane's step by all 256 bins, a test by both
+        kernels), each classified once, by Python identity (`parts` keep them alive).
+        Memoized by the sum."""
+        key = ("sum", parts_key(parts.node.as_ast()))
+        hit = self.memo.get(key)
+        if hit is not None:
+            return hit
+        tests, steps, others = (self.memo.setdefault((name,), {})
+                                for name in ("tests", "steps", "others"))
+        out = []
+        for addend, test, step, other in zip(parts.addends, parts.tests, parts.steps,
+                                             parts.others):
+            if test is None:
+                out.append((None, addend.as_ast()))
+                continue
+            t = tests.get(id(test))
+            if t is None:
+                t = tests[id(test)] = self._test(test)
+            s = steps.get(id(step), _UNSEEN)
+            if s is _UNSEEN:
+                s = steps[id(step)] = self.inner_if(step.as_ast())
+            o = others.get(id(other))
+            if o is None:
+                raw = other.as_ast()
+                o = others[id(other)] = (_R.ast_id(self.ref, raw), self.is_zero(raw))
+            (tid, plain), (oid, zero) = t, o
+            if not plain or s is None or not zero:
+                out.append((None, addend.as_ast()))     # (the walk answers it)
+                continue
+            shape, rest, value = s
+            out.append((("if", tuple(sorted(rest + (tid,))), value, oid), shape))
+        self.memo[key] = out
+        return out
+
+    def _test(self, test) -> tuple[int, bool]:
+        """(id, whether `If(test, ..)` can be a guarded atom: the walk sends a conjunction to
+        `guarded_if` and splits on a test about shapes alone)."""
+        raw = test.as_ast()
+        tid = _R.ast_id(self.ref, raw)
+        return tid, self.op(raw) != z3.Z3_OP_AND and not self.about_shapes(raw, tid)
+
 
 def _counts(t, w: _Walker) -> dict | None:
     """atom key -> {guard: how many times the atom is added under it}; a guard is a frozenset
@@ -191,11 +242,23 @@ def _counts(t, w: _Walker) -> dict | None:
         per = out.setdefault(key, {})
         per[guard] = per.get(guard, 0) + 1
 
+    sums = w.sums
     while stack:
         e, guard = stack.pop()
         visits += 1
         if visits > VISIT_LIMIT:
             return None
+        parts = sums.get(parts_key(e)) if sums else None
+        if parts is not None:
+            stack.append((parts.base.as_ast(), guard))
+            addends = w.addends(parts)
+            visits += len(addends)
+            for key, rest in addends:
+                if key is None:
+                    stack.append((rest, guard))
+                else:
+                    add(key, w.joined(guard, rest))
+            continue
         form = ast_kind(ref, e)
         if form == NUMERAL:
             value = int(_R.numeral(ref, e))
@@ -267,16 +330,18 @@ def _times(per: dict, w: _Walker, count: int) -> np.ndarray | None:
 
 def same_sums(a, b, live: np.ndarray, at_shapes: Callable[[Any], np.ndarray | None],
               count: int, memo: dict | None = None,
-              shape_only: Callable[[Any], bool] | None = None) -> bool:
+              shape_only: Callable[[Any], bool] | None = None,
+              sums: Mapping[int, SumParts] | None = None) -> bool:
     """Do `a` and `b` add every guarded atom equally often at every shape where `live`?
     (Then they are equal there for every input.) False means only "not shown this way".
     `memo` (guards and term ids -> shape vectors) may be kept across calls with the same
     `at_shapes`, which must keep every term it is given alive, and with `a` and `b` kept
     alive by the caller; `shape_only(raw AST)` says whether a condition is about shapes
-    alone (else `at_shapes` is tried)."""
+    alone (else `at_shapes` is tried); `sums`: sums as the symbolic ports built them, by
+    node (`semantics.machine.pending_sums`), read instead of walked."""
     if isinstance(a, (int, np.integer)) or isinstance(b, (int, np.integer)):
         return False
-    w = _Walker(a, at_shapes, {} if memo is None else memo, shape_only)
+    w = _Walker(a, at_shapes, {} if memo is None else memo, shape_only, sums or {})
     ca = _counts(a, w)
     if ca is None:
         return False

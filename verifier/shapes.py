@@ -530,7 +530,10 @@ def _maximal(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int, indexed
                 raise ShapeFallback(f"one symbolic CTA per kernel: '{p.name}' is not indexed")
             elements.append((p, i, a, b, live))
     # The exact checks without a solver, each element on its own: shared among processes
-    # (a histogram's 256 bins are 262,144 guarded increments to walk).
+    # (a histogram's 256 bins are 262,144 guarded increments to walk; the sums as the ports
+    # built them spare most of the walk).
+    for launch in launches.values():
+        feas.sums.update(launch.sums)
     shown = each(len(elements), lambda j: _same_at_every_shape(feas, *elements[j][2:]),
                  ctx.jobs) if feas.names else [False] * len(elements)
     for (p, i, a, b, live), quick in zip(elements, shown):

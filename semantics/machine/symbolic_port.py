@@ -38,6 +38,7 @@ from semantics.errors import UnsupportedError
 from semantics.machine.concrete_port import ConcretePort
 from semantics.machine.indexed_buffers import IndexedBuffer, IndexedBuffers
 from semantics.machine.memory import ConcreteMemory
+from semantics.machine.pending_sums import PendingSum, SumParts
 from semantics.machine.symbolic_races import Conjunction, SymbolicRaceLog, condition_term
 
 
@@ -90,22 +91,6 @@ class _SplitLane:
     cond: Any                      # the lane's own condition (True or a z3 Bool)
     places: list
     tests: dict                    # k -> the test `off == k` (as the resolver stated it)
-
-
-class _PendingSum:
-    """A word that atomic adds are still adding to: `base + terms[0] + terms[1] + ...`, built
-    as one n-ary sum when something reads the word (`SymbolicPort._word`). A histogram bin
-    takes an increment per lane and per value its index may take; one node of hundreds of
-    addends replaces a chain of hundreds of binary ones (cheaper to build and to walk)."""
-
-    __slots__ = ("base", "terms", "gen")
-
-    def __init__(self, base, terms: list) -> None:
-        self.base, self.terms = base, terms
-        self.gen = -1          # its region's `writes` count when its bytes were last its own
-
-    def term(self):
-        return z3raw.BvSum([self.base, *self.terms])
 
 
 def _region(arr: np.ndarray) -> int:
@@ -323,6 +308,8 @@ class SymbolicPort:
         # directly instead of re-simplifying the whole chain (see `_picked`).
         self.chains: dict[int, tuple[Any, Any, dict[int, Any], Any]] = {}
         self.words: dict[tuple[int, int, int], object] = {}
+        # Sums of atomic increments as built, by node (`semantics.machine.pending_sums`).
+        self.sums: dict[int, SumParts] = {}
         self.writes: dict[int, int] = {}        # region id -> `_write`s to it (see `_add`)
         # Buffers read or written at symbolic offsets without splitting (`use_indexed`).
         self.indexed: IndexedBuffers | None = None
@@ -536,25 +523,28 @@ class SymbolicPort:
 
     def _word(self, wkey):
         v = self.words[wkey]
-        if isinstance(v, _PendingSum):
-            v = self.words[wkey] = v.term()
+        if isinstance(v, PendingSum):
+            v = self.words[wkey] = v.term(self.sums)
         return v
 
-    def _add(self, arr, flat: int, nbytes: int, increment, w: int) -> None:
-        """Add the term `increment` to the word at `flat` (see `_PendingSum`)."""
+    def _add(self, arr, flat: int, nbytes: int, increment, w: int,
+             parts: tuple | None = None) -> None:
+        """Add the term `increment` to the word at `flat` (see `PendingSum`); `parts`: (test,
+        step, other) when it is `If(test, step, other)`."""
         region = _region(arr)
         wkey = (region, flat, nbytes)
         pending = self.words.get(wkey)
-        if isinstance(pending, _PendingSum):
+        if isinstance(pending, PendingSum):
             # No byte of it overwritten since: no write to the region at all (a histogram's
             # increments in a row), or each byte still its own.
             gen = self.writes.get(region, 0)
             if pending.gen == gen or all(self.bytes.get((region, flat + i)) == (wkey, i)
                                          for i in range(nbytes)):
                 pending.gen = gen
-                pending.terms.append(increment)
+                pending.add(increment, parts)
                 return
-        pending = _PendingSum(_term(self._read(arr, flat, nbytes), w), [increment])
+        pending = PendingSum(_term(self._read(arr, flat, nbytes), w))
+        pending.add(increment, parts)
         self._write(arr, flat, nbytes, pending)
         pending.gen = self.writes[region]
 
@@ -752,7 +742,7 @@ class SymbolicPort:
                 if delta is not None:
                     increment = z3raw.If(tests[k], step, zero)
                     if unread:
-                        self._add(arr_k, f, nbytes, increment, w)
+                        self._add(arr_k, f, nbytes, increment, w, (tests[k], step, zero))
                         continue
                 old = _term(self._read(arr_k, f, nbytes), w)
                 if delta is None:

@@ -7,8 +7,8 @@ cross-CTA effects behave exactly as in the emulator's batched schedule.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import z3
@@ -19,6 +19,7 @@ from semantics.machine.indexed_buffers import IndexedAccess
 from semantics.machine.kernel import PreparedKernel
 from semantics.machine.memory import ConcreteMemory, GlobalLayout
 from semantics.machine.run import scalar_bits
+from semantics.machine.pending_sums import SumParts
 from semantics.machine.symbolic_races import RacePair, SymbolicRaceLog
 from semantics.machine.symbolic_port import LaunchShape, ShapeObligation, SymbolicPort
 
@@ -39,6 +40,8 @@ class SymbolicLaunch:
     obligations: tuple[ShapeObligation, ...] = ()   # with a LaunchShape: bounds to prove
     races: tuple[RacePair, ...] = ()                # with detect_races: conflicting accesses
     indexed: tuple[IndexedAccess, ...] = ()         # with `indexed`: the logged accesses
+    # the sums of atomic increments among the terms, as built (`pending_sums`): node -> parts
+    sums: Mapping[int, SumParts] = field(default_factory=dict)
 
 
 def run_symbolic(k: PreparedKernel, grid: tuple[int, int, int], block: tuple[int, int, int],
@@ -115,4 +118,5 @@ def run_symbolic(k: PreparedKernel, grid: tuple[int, int, int], block: tuple[int
     return SymbolicLaunch(out, tuple(ex.effects), ex.symbolic_control,
                           tuple(port.obligations),
                           tuple(port.races.pairs()) if port.races is not None else (),
-                          tuple(port.indexed.accesses) if port.indexed is not None else ())
+                          tuple(port.indexed.accesses) if port.indexed is not None else (),
+                          port.sums)

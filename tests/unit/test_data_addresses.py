@@ -191,6 +191,56 @@ def test_increments_kept_pending_read_back_as_one_sum_and_see_later_stores():
     assert _proved(got == xs[0] + xs[1] + xs[2])
 
 
+def test_sums_read_from_their_recorded_parts_answer_as_the_walk():
+    # The port records how it built a sum of `If(test, step, 0)` increments
+    # (semantics/machine/pending_sums.py); same_sums reads the record instead of the term.
+    # Every answer must be the walk's, equal or not, whatever the tests and steps are.
+    from semantics.machine.pending_sums import PendingSum
+    _, _, at_shapes, xs, n = _sums()
+    one, zero = z3.BitVecVal(1, 32), z3.BitVecVal(0, 32)
+    live = [z3.ULT(z3.BitVecVal(i, 32), n) for i in range(4)]
+    init = z3.BitVec("init", 32)
+
+    def built(tests, steps, others=(zero,) * 4):
+        record: dict = {}
+        pending = PendingSum(init)
+        for test, step, other in zip(tests, steps, others):
+            pending.add(z3.If(test, step, other), (test, step, other))
+        return pending.term(record), record
+
+    def walked(tests, steps, others=(zero,) * 4):
+        return init + sum((z3.If(t, s, o) for t, s, o in zip(tests, steps, others)), zero)
+
+    steps = [z3.If(live[i], one, zero) for i in range(4)]
+    cases = {
+        "port": ([xs[i] == 7 for i in range(4)], steps),
+        "other test": ([xs[i] == 8 for i in range(4)], steps),
+        "late guard": ([xs[i] == 7 for i in range(4)],
+                       [steps[min(i + 1, 3)] for i in range(4)]),
+        "plain step": ([xs[i] == 7 for i in range(4)], [one] * 4),
+        "shape test": ([live[i] for i in range(4)], [z3.If(xs[i] == 7, one, zero)
+                                                     for i in range(4)]),
+        "conjunction": ([z3.And(live[i], xs[i] == 7) for i in range(4)], [one] * 4),
+    }
+    everywhere = np.ones(4, bool)
+    reference = walked(*cases["port"])
+    answers = {}
+    for name, (tests, steps_) in cases.items():
+        term, record = built(tests, steps_)
+        assert record and all(p.node.eq(term) for p in record.values())
+        memo: dict = {}
+        with_parts = same_sums(term, reference, everywhere, at_shapes, 4, memo, sums=record)
+        assert any(isinstance(k, tuple) and k[0] == "sum" for k in memo)    # (read, not walked)
+        assert with_parts == same_sums(walked(tests, steps_), reference, everywhere,
+                                       at_shapes, 4), name
+        answers[name] = with_parts
+    assert answers == {"port": True, "other test": False, "late guard": False,
+                       "plain step": False, "shape test": False, "conjunction": True}
+    # a nonzero else is no increment of the kind: walked, and not equal
+    term, record = built(cases["port"][0], steps, (zero, zero, zero, one))
+    assert not same_sums(term, reference, everywhere, at_shapes, 4, sums=record)
+
+
 def _proved(claim) -> bool:
     s = z3.Solver()
     s.add(z3.Not(claim))
