@@ -36,13 +36,47 @@ def _variables(terms) -> set[str]:
     return {str(c) for c in free_constants(*[t for t in terms if not isinstance(t, int)])}
 
 
-def _replay(ctx: _Ctx, env: dict, inputs: dict, *, races: bool = False):
+def _replay(ctx: _Ctx, env: dict, inputs: dict, *, races: bool = False,
+            shared_fill: int = 0):
     spec = ctx.spec
     out = {}
     for role in ("reference", "candidate"):
-        final, result = run_side(spec.side(role), inputs, env, detect_races=races)
+        final, result = run_side(spec.side(role), inputs, env, detect_races=races,
+                                 shared_fill=shared_fill)
         out[role] = (final, result)
     return out
+
+
+# A byte for never-written shared memory other than the emulator's zero: a forgotten
+# `smem[i] = 0` before counting into it computes the right answer from zeros, and silicon
+# leaves whatever the last kernel wrote there.
+GARBAGE = 0xA5
+
+
+def _with_garbage(ctx: _Ctx, scalars: dict, inputs: dict,
+                  effects: dict) -> Counterexample | None:
+    """When the candidate alone read never-written shared memory (`_unspecified_reads`) and
+    its outputs matched with zeros there: both kernels again with every shared byte GARBAGE
+    at launch, one more state the GPU may leave (PTX: unspecified); a difference then is a
+    legal execution that differs, replayed with that fill."""
+    if _unspecified_reads(ctx.spec, effects) is None:
+        return None
+    rep = _replay(ctx, scalars, {n: (v.copy() if isinstance(v, np.ndarray) else v)
+                                 for n, v in inputs.items()}, shared_fill=GARBAGE)
+    again = {r: list(v[1].effects) for r, v in rep.items()}
+    if _unspecified_reads(ctx.spec, again) is None:
+        return None
+    ref, cand = rep["reference"][0], rep["candidate"][0]
+    diffs = _differences(ctx.spec, ref, cand)
+    if not diffs:
+        return None
+    e = again["candidate"][0]
+    note = (f"the candidate reads shared memory no thread wrote ({e.what} at {e.loc}); its "
+            f"contents are unspecified, and with every byte of it {GARBAGE:#04x} at launch "
+            f"(one state the GPU may leave; zeros happen to give the right outputs) the "
+            f"outputs differ")
+    return Counterexample(scalars, inputs, _outs(ctx.spec, ref), _outs(ctx.spec, cand), diffs,
+                          note=note, shared_fill=GARBAGE)
 
 
 def _differences(spec: PairSpec, ref: dict, cand: dict):
@@ -89,7 +123,8 @@ def writers(spec: PairSpec, cex: Counterexample, limit: int = 8) -> dict:
         side = spec.side(role)
         inputs = {n: (v.copy() if isinstance(v, np.ndarray) else v) for n, v in cex.inputs.items()}
         try:
-            _, result = run_side(side, inputs, cex.scalars, detect_races=True)
+            _, result = run_side(side, inputs, cex.scalars, detect_races=True,
+                                 shared_fill=cex.shared_fill)
         except (MemoryFault, ExecutionError, KeqError):
             continue
         ptx_name = {name: kp.name for name, kp in zip(side.arg_names,
@@ -206,6 +241,12 @@ def _test_for_difference(ctx, env: dict, seed: int, trials: int,
                                      for n, v in inputs.items()})
         ref, cand = rep["reference"][0], rep["candidate"][0]
         diffs = _differences(ctx.spec, ref, cand)
+        if not diffs:
+            cex = _with_garbage(ctx, scalars, inputs, {r: list(v[1].effects)
+                                                       for r, v in rep.items()})
+            if cex is not None:
+                return Verdict(NOT_EQUIVALENT, "", (f"{len(cex.differences)}+ output "
+                                                    f"element(s) differ",), counterexample=cex)
         if diffs:
             note = "found by random testing before solving"
             if any(role[1].effects for role in rep.values()):
@@ -333,9 +374,10 @@ def pretest(ctx, envs: list[dict], seed: int) -> Verdict | None:
                 ctx.suspects.append({n: env[n] for n in env})
             continue
         diffs = _differences(spec, finals["reference"], finals["candidate"])
-        if diffs:
-            cex = Counterexample(scalars, inputs, _outs(spec, finals["reference"]),
-                                 _outs(spec, finals["candidate"]), diffs, note=note)
-            return Verdict(NOT_EQUIVALENT, "", (f"{len(diffs)}+ output element(s) differ",),
-                           counterexample=cex)
+        cex = Counterexample(scalars, inputs, _outs(spec, finals["reference"]),
+                             _outs(spec, finals["candidate"]), diffs, note=note) if diffs \
+            else _with_garbage(ctx, scalars, inputs, effects)
+        if cex is not None:
+            return Verdict(NOT_EQUIVALENT, "", (f"{len(cex.differences)}+ output element(s) "
+                                                f"differ",), counterexample=cex)
     return None

@@ -35,6 +35,9 @@ class Counterexample:
     differences: tuple[tuple[str, int, int, int], ...]   # (param, index, ref bits, cand bits)
     note: str = ""
     depends_on: tuple[str, ...] = ()           # the inputs the differing element depends on
+    # The byte every CTA's shared memory held at launch in the replay (PTX leaves it
+    # unspecified; 0 is the emulator's default, another value one more state the GPU may leave)
+    shared_fill: int = 0
 
 
 @dataclass(frozen=True)

@@ -103,9 +103,11 @@ class ConcreteMemory:
         self.uninitialized_reads: list[tuple[int, int]] = []   # (lane, shared offset)
 
     def new_batch(self, cta_of_lane: np.ndarray, ctas: int, shared_size: int,
-                  local_size: int) -> None:
+                  local_size: int, shared_fill: int = 0) -> None:
+        """`shared_fill`: the byte each CTA's shared memory holds at launch (PTX leaves it
+        unspecified; 0 unless a caller asks for another state the GPU may leave)."""
         self.cta_of_lane = cta_of_lane
-        self.shared = np.zeros((ctas, shared_size), np.uint8)
+        self.shared = np.full((ctas, shared_size), shared_fill, np.uint8)
         self.shared_init = np.zeros((ctas, shared_size), bool)
         self.local = np.zeros((cta_of_lane.size, local_size), np.uint8)
 

@@ -74,13 +74,15 @@ def scalar_bits(value, ptype_name: str, bits: int) -> int:
 def run_kernel(module: Module | PreparedKernel, kernel: str | None, grid, block,
                args: Sequence | Mapping, *, dynamic_shared: int = 0,
                ctas_per_batch: int | None = None, max_steps: int = 50_000_000,
-               detect_races: bool = False, coverage: bool = False) -> LaunchResult:
+               detect_races: bool = False, coverage: bool = False,
+               shared_fill: int = 0) -> LaunchResult:
     """Run `kernel` with `args` in .entry parameter order (or a mapping by PTX param name).
 
     numpy arrays become global buffers (pointer parameters get their addresses); other values
     are scalars. Returns every buffer's final contents under its parameter name.
     `detect_races` reports data races as "race" effects (see `semantics.machine.races`);
-    `coverage` records the basic blocks and branch directions that ran.
+    `coverage` records the basic blocks and branch directions that ran; `shared_fill` is the
+    byte every CTA's shared memory holds at launch (unspecified in PTX; 0 by default).
     """
     k = module if isinstance(module, PreparedKernel) else prepare(module, kernel)
     grid3, block3 = _dim3(grid, "grid"), _dim3(block, "block")
@@ -130,7 +132,7 @@ def run_kernel(module: Module | PreparedKernel, kernel: str | None, grid, block,
         geom = Geometry(block3, grid3, batch)
         domain = ConcreteDomain(geom.lanes)
         lanes = np.arange(geom.lanes, dtype=np.int64)
-        mem.new_batch(lanes // threads, len(batch), shared_size, k.local_size)
+        mem.new_batch(lanes // threads, len(batch), shared_size, k.local_size, shared_fill)
         if races is not None:
             races.new_batch()
         ex = Executor(k, domain, port, geom, param_values, max_steps=max_steps,

@@ -11,6 +11,7 @@ from verifier.emulate import run_side
 def assert_replays(spec, cex) -> None:
     for role, want in (("reference", cex.reference), ("candidate", cex.candidate)):
         final, _ = run_side(spec.side(role), {k: (x.copy() if isinstance(x, np.ndarray) else x)
-                                              for k, x in cex.inputs.items()}, cex.scalars)
+                                              for k, x in cex.inputs.items()}, cex.scalars,
+                              shared_fill=cex.shared_fill)
         for name, arr in want.items():
             assert np.array_equal(final[name].view(np.uint8), arr.view(np.uint8))

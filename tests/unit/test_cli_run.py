@@ -122,6 +122,24 @@ def test_effects_are_reported(capsys):
     assert all(":" in e["loc"] for e in r["effects"])
 
 
+def test_shared_fill_is_what_shared_memory_holds_at_launch(capsys, tmp_path):
+    # The privatized histogram without `smem[tid] = 0`: its bins count from the fill (the
+    # replay of a counterexample `keq verify` found with another state the GPU may leave)
+    hist = Path(HIST).parent
+    for f in ("shared.toml", "histogram_global.ptx", "histogram_shared.ptx"):
+        shutil.copy(hist / f, tmp_path / f)
+    ptx = tmp_path / "histogram_shared.ptx"
+    ptx.write_text(ptx.read_text().replace("st.shared.u32 \t[%r2], %r8;", ""))
+    argv = (str(tmp_path / "shared.toml"), "--side", "candidate", "--set", "n=1")
+    heads = {fill: _json(capsys, *argv, "--shared-fill", fill)["buffers"]["bins"]["sha256"]
+             for fill in ("0", "0xa5", "165")}
+    assert heads["0xa5"] == heads["165"] != heads["0"]
+    with pytest.raises(SystemExit) as usage:          # (argparse: a usage error, exit 3)
+        _run(capsys, *argv, "--shared-fill", "256")
+    assert usage.value.code == 3
+    assert "not a byte (0..255): '256'" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("argv,msg", [
     (["--set", "m=3"], "--set m: no param named 'm' (scalars: n)"),
     (["--set", "n=0"], "--set n=0: 0 is out of the spec's range for 'n' (in [1, 512])"),

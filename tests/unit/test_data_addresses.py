@@ -6,9 +6,11 @@ are the pieces, and mutants that must be refuted."""
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import pytest
 import z3
 
 from semantics.machine.symbolic_port import _unless_zero
@@ -277,6 +279,27 @@ def test_binning_by_the_next_byte_value_is_refuted(tmp_path):
     # a byte of 255 counts into bin 256, past the shared array: a fault, replayed
     assert "the candidate faults" in v.reasons[0] and "shared" in v.reasons[0]
     assert v.counterexample.note
+
+
+def test_counting_into_never_zeroed_shared_bins_is_refuted_with_another_fill(tmp_path):
+    # Without `smem[tid] = 0` the privatized histogram counts into whatever shared memory
+    # holds at launch (unspecified in PTX). The emulator's zeros give the right bins, so the
+    # difference shows only with another state the GPU may leave: every byte GARBAGE. The
+    # counterexample says so and replays with that fill (and not with zeros).
+    from verifier.counterexample import GARBAGE
+    spec = load_spec(_mutant(tmp_path, "st.shared.u32 \t[%r2], %r8;", ""))
+    v = verify(spec, timeout_s=30)
+    assert v.kind == NOT_EQUIVALENT, v.reasons
+    cex = v.counterexample
+    assert cex.shared_fill == GARBAGE and f"{GARBAGE:#04x} at launch" in cex.note
+    assert "never-written shared memory" in cex.note and cex.differences
+    assert_replays(spec, cex)
+    zeros = replace(cex, shared_fill=0)
+    with pytest.raises(AssertionError):
+        assert_replays(spec, zeros)
+    # the kernel that zeroes its bins is not refuted this way
+    assert verify(load_spec(K / "histogram" / "shared.toml"), fixed={"n": 40},
+                  timeout_s=30).kind == EQUIVALENT
 
 
 # -- loads at data-dependent addresses: a table staged in shared memory (tests/data/lut) -------

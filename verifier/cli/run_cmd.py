@@ -41,8 +41,22 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="seed for everything not given (default 0)")
     p.add_argument("--output", metavar="OUT.npz",
                    help="write every param's final contents by name (scalars as 0-d arrays)")
+    p.add_argument("--shared-fill", type=_byte, default=0, metavar="BYTE",
+                   help="the byte every CTA's shared memory holds at launch (unspecified in "
+                        "PTX; default 0): replays a counterexample `keq verify` found with "
+                        "another state the GPU may leave there")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(run=run)
+
+
+def _byte(text: str) -> int:
+    try:
+        v = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a byte: {text!r}") from None
+    if not 0 <= v <= 255:
+        raise argparse.ArgumentTypeError(f"not a byte (0..255): {text!r}")
+    return v
 
 
 # ------------------------------------------------------------------ output
@@ -87,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
         values.update(npz_buffers(spec, data, scalars, args.inputs, given))
     grid, block = side.launch(scalars)
     t0 = time.perf_counter()
-    final, result = run_side(side, values, scalars)
+    final, result = run_side(side, values, scalars, shared_fill=args.shared_fill)
     seconds = time.perf_counter() - t0
     shown = [p for p in spec.buffers if p.access in ("out", "inout")]
     if args.output:

@@ -125,6 +125,8 @@ def _report_text(v: Verdict, written: dict | None = None) -> None:
         print(f"given    {given}  (and the buffer contents saved with --save-counterexample)")
         if cex.note:
             print(f"  {cex.note}")
+        if cex.shared_fill:
+            print(f"  replayed with every shared byte {cex.shared_fill:#04x} at launch")
         names = list(cex.depends_on)
         if not names and cex.differences:
             # Found by testing: which inputs the element reads is not known; show the input
@@ -171,6 +173,7 @@ def _report_json(v: Verdict, written: dict | None = None) -> dict:
             "scalars": {k: (float(x) if isinstance(x, float) else int(x))
                         for k, x in cex.scalars.items()},
             "note": cex.note,
+            "shared_fill": cex.shared_fill,
             "depends_on": list(cex.depends_on),
             "differences": [{"param": n, "index": i, "reference": a, "candidate": b,
                              "written_by": {r: written[(r, n, i)] for r in
@@ -207,6 +210,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         _report_text(v, written)
         if args.save_counterexample and v.counterexample is not None:
+            fill = v.counterexample.shared_fill
             print(f"wrote    {args.save_counterexample}  (replay: keq run {args.spec} "
-                  f"--side candidate --inputs {args.save_counterexample})")
+                  f"--side candidate --inputs {args.save_counterexample}"
+                  + (f" --shared-fill {fill:#04x})" if fill else ")"))
     return EXIT[v.kind]
