@@ -297,6 +297,10 @@ def test_counting_into_never_zeroed_shared_bins_is_refuted_with_another_fill(tmp
     zeros = replace(cex, shared_fill=0)
     with pytest.raises(AssertionError):
         assert_replays(spec, zeros)
+    # at one fixed shape too (no testing before the launch there: the launch's effect asks)
+    v = verify(spec, fixed={"n": 40}, timeout_s=30)
+    assert v.kind == NOT_EQUIVALENT and v.counterexample.shared_fill == GARBAGE, v.reasons
+    assert_replays(spec, v.counterexample)
     # the kernel that zeroes its bins is not refuted this way
     assert verify(load_spec(K / "histogram" / "shared.toml"), fixed={"n": 40},
                   timeout_s=30).kind == EQUIVALENT
