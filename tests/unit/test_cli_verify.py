@@ -39,6 +39,22 @@ def test_the_command_line_runs_the_cycle_collector_less_often():
     assert out.strip() == f"(700, 10, 10) ({YOUNG}, {OLDER}, {OLDER})"
 
 
+@pytest.mark.parametrize("spec,code", [("vector_add/vec4_notail.toml", 1),
+                                       ("reduce/i32_sequential.toml", 0)])
+def test_the_verdicts_exit_code_survives_a_reader_that_leaves(spec, code):
+    # `keq verify buggy.toml | head` in a gate: a reader gone before the report is written
+    # must not turn "not equivalent" into exit 0 (nor into a traceback)
+    import subprocess
+    import sys
+    p = subprocess.Popen([sys.executable, "-m", "verifier.cli.main", "verify", str(K / spec),
+                          "--set", "n=5"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         cwd=K.parent)
+    p.stdout.close()                       # the reader leaves before anything is written
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=120) == code, err
+    assert "Traceback" not in err and "BrokenPipe" not in err
+
+
 def test_buggy_pair_exits_1_with_a_replayable_counterexample(tmp_path, capsys):
     cex = tmp_path / "cex.npz"
     spec = str(K / "reduce/i32_warp_shfl_badoffset.toml")

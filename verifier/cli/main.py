@@ -4,6 +4,7 @@ into `file:line:col: error: ...` on stderr and exit code 3."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Sequence
 
@@ -44,6 +45,43 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _ReaderMayLeave:
+    """stdout that stops writing once its reader has left (`keq verify buggy.toml | head`),
+    so that the command runs on and exits with its own code: a verdict's exit code must not
+    become 0 (or a traceback) because the reader stopped reading. Everything else is the
+    wrapped stream's."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+        self._gone = False
+
+    def write(self, text: str) -> int:
+        if not self._gone:
+            try:
+                return self._stream.write(text)
+            except BrokenPipeError:
+                self._leave()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self._gone:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._leave()
+
+    def _leave(self) -> None:
+        self._gone = True
+        try:
+            # (the interpreter flushes stdout once more at exit: into nothing, quietly)
+            os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())
+        except (OSError, ValueError):
+            pass        # not a file descriptor (a test's captured stream)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     collect_less()
     parser = build_parser()
@@ -51,15 +89,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_BAD_INPUT
+    stdout = sys.stdout
+    sys.stdout = _ReaderMayLeave(stdout)
     try:
         return args.run(args)
     except KeqError as e:
         print(e.render(), file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:
-        # `keq parse big.ptx | head`: the reader left; that is not an error of ours.
-        import os
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        # a write that went around `sys.stdout` (to its binary buffer): the reader left
+        # before the command finished, so its outcome is unknown here; not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stdout.fileno())
         return EXIT_OK
     except OSError as e:
         name = f"{e.filename}: " if e.filename else ""
@@ -68,6 +108,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    finally:
+        sys.stdout = stdout
 
 
 if __name__ == "__main__":
