@@ -200,100 +200,90 @@ _UNSEEN = object()
 class _Codes:
     """The code of the term a value selects at given shapes (see the module docstring).
 
-    `assign(value, shapes, cells)` records the codes of `value` at `shapes` for the output
-    cells `cells`; `Select`s are collected and resolved together in `resolve` (one numpy pass
-    over every cell instead of a few calls per store)."""
+    `of(value, width, shapes)` is the codes of `value` at `shapes`. They are found over the
+    grid of shapes first (`verifier.shape_space`), each node of the value once: a selection
+    on a condition of the shape alone is `np.where` of its branches' codes, a `Select` on an
+    input buffer at an offset of the shape alone the ids of the elements it reads, any other
+    term its own id. A loop's exits `If(k < K, ..)` vary along K alone, so a matmul lane's
+    32 nested selections are 32 small arrays, where splitting each write's shapes at every
+    selection cost a pass over them per level; the codes at the shapes are then one gather."""
 
     def __init__(self, values: ShapeValues, buffers: dict[str, IndexedBuffer]) -> None:
-        # (terms over the grid of shapes, made full only where a value is selected)
+        # (terms over the grid of shapes: a value's subterms are evaluated where they occur)
         self.at_grid, self.space, self.buffers = values.subterm_grid, values.space, buffers
         self.values = values
         self.ctx = z3.main_ctx().ref()
         self.count = values.space.count
         self.arrays: dict[int, tuple[str, int] | None] = {}
         self.pinned: list = []
-        self.fixed: list[tuple[np.ndarray, np.ndarray]] = []      # (cells, codes)
-        self.selects: dict[str, list] = {}      # buffer -> [(cells, byte offsets, own code)]
-        self.known: dict[tuple, np.ndarray] = {}                   # see `_full`
+        self.compact: dict[int, Any] = {}       # node id -> its codes over the grid
 
-    def assign(self, t, width: int, shapes: np.ndarray, cells: np.ndarray) -> None:
+    def of(self, t, width: int, shapes: np.ndarray) -> np.ndarray:
         if isinstance(t, (int, np.integer)):
             t = z3.BitVecVal(int(t), width)      # hash-consed: one id per value and width
-        # Kept alive as long as the shape values' memos (by id) that its subterms enter.
+        # Kept alive as long as the shape values' memos (by id) that its subterms enter,
+        # and so as long as `compact`'s keys.
         self.values.pinned.append(t)
-        # (a walk on raw ASTs: a matmul's 512 writes test thousands of selections)
-        ref, R = self.ctx, z3raw.read
-        stack = [(t.as_ast(), shapes, cells)]
+        code = self._grid_codes(t.as_ast())
+        if np.ndim(code) == 0:
+            return np.full(shapes.size, code, dtype=np.int64)
+        return self.space.full(code)[shapes]
+
+    def _grid_codes(self, root):
+        """The codes of a raw term over the grid (compact int64), post-order on raw ASTs
+        (a matmul's 512 writes hold thousands of selections)."""
+        ref, R, memo = self.ctx, z3raw.read, self.compact
+        conds: dict[int, Any] = {}              # a selection's condition, while its branches wait
+        stack = [root]
         while stack:
-            e, sh, ce = stack.pop()
-            if not sh.size:
+            e = stack[-1]
+            eid = R.ast_id(ref, e)
+            if eid in memo:
+                stack.pop()
                 continue
+            code: Any = np.int64(eid)
             kind = R.decl_kind(ref, R.app_decl(ref, e)) \
                 if R.ast_kind(ref, e) == z3.Z3_APP_AST else None
             if kind == z3.Z3_OP_ITE:
-                c = self.at_grid(R.app_arg(ref, e, 0))
+                c = conds.pop(eid) if eid in conds else self.at_grid(R.app_arg(ref, e, 0))
                 if c is not None:
-                    pick = self._full(c)[sh]
-                    stack.append((R.app_arg(ref, e, 1), sh[pick], ce[pick]))
-                    stack.append((R.app_arg(ref, e, 2), sh[~pick], ce[~pick]))
-                    continue
+                    branches = [R.app_arg(ref, e, 1), R.app_arg(ref, e, 2)]
+                    ids = [R.ast_id(ref, b) for b in branches]
+                    todo = [b for b, i in zip(branches, ids) if i not in memo]
+                    if todo:
+                        conds[eid] = c
+                        stack.extend(todo)
+                        continue
+                    code = np.where(c, memo[ids[0]], memo[ids[1]])
             elif kind == z3.Z3_OP_SELECT:
-                found = self._selected(z3.z3._to_expr_ref(e, z3.main_ctx()))
-                if found is not None:
-                    name, off = found
-                    self.selects.setdefault(name, []).append(
-                        (ce, self.space.full(off)[sh], -R.ast_id(ref, e)))
-                    continue
-            self.fixed.append((ce, np.full(ce.size, R.ast_id(ref, e), dtype=np.int64)))
+                code = self._select_codes(z3.z3._to_expr_ref(e, z3.main_ctx()), code)
+            memo[eid] = code
+            stack.pop()
+        return memo[R.ast_id(ref, root)]
 
-    SMALL = 4096      # compact conditions of at most this many entries, kept by content
-
-    def _full(self, c) -> np.ndarray:
-        """A compact condition at every shape; a small one is kept by its contents (the
-        exit tests of a loop, `k < K`, recur in every lane's value)."""
-        c = np.asarray(c)
-        if c.size > self.SMALL:
-            return self.space.full(c)
-        key = (c.shape, c.dtype.str, c.tobytes())
-        hit = self.known.get(key)
-        if hit is None:
-            hit = self.known[key] = self.space.full(c)
-        return hit
-
-    def _selected(self, e) -> tuple[str, np.ndarray] | None:
-        """(the input buffer, the byte offset over the grid of shapes) a `Select` reads;
-        None when it is not one of ours, reads part of an element or at a data-dependent
-        offset."""
+    def _select_codes(self, e, own):
+        """The ids of the input elements a `Select` reads over the grid; `own` (its own
+        code) when it is not one of ours, reads part of an element or at a data-dependent
+        offset, and where its offset is no element (the read is out of bounds there, which
+        bounds refute where the access happens; elsewhere the value is never used)."""
         arr = e.arg(0)
         if not z3.is_const(arr):
-            return None
+            return own
         named = self.arrays.get(arr.get_id(), _UNSEEN)
         if named is _UNSEEN:
             named = self.arrays[arr.get_id()] = array_buffer(arr.decl().name())
             self.pinned.append(arr)
         if named is None or named[0] not in self.buffers:
-            return None
+            return own
+        b = self.buffers[named[0]]
         off = self.values.grid(e.arg(1))
-        if named[1] != self.buffers[named[0]].elem_bytes or off is None:
-            return None
-        return named[0], off
-
-    def resolve(self, out: np.ndarray) -> None:
-        """Write every recorded code into `out` (indexed by cell)."""
-        for cells, codes in self.fixed:
-            out[cells] = codes
-        for name, parts in self.selects.items():
-            b = self.buffers[name]
-            cells = np.concatenate([p[0] for p in parts])
-            off = np.concatenate([p[1] for p in parts])
-            own = np.concatenate([np.full(p[0].size, p[2], dtype=np.int64) for p in parts])
-            esz = np.uint64(b.elem_bytes)
-            idx = off // esz
-            ok = (off % esz == 0) & (idx < np.uint64(b.ids.size))
-            # Where the offset is no element, the read is out of bounds (bounds refute it
-            # where the access happens); elsewhere the value is never used: its own code.
-            out[cells] = np.where(ok, b.ids[np.where(ok, idx, 0).astype(np.int64)], own)
-        self.fixed, self.selects = [], {}
+        if named[1] != b.elem_bytes or off is None:
+            return own
+        off = np.asarray(off).astype(np.uint64)
+        esz = np.uint64(b.elem_bytes)
+        idx = off // esz
+        ok = (off % esz == 0) & (idx < np.uint64(b.ids.size))
+        return np.where(ok, b.ids[np.where(ok, idx, 0).astype(np.int64)], own)
 
 
 def replay_log(codes: _Codes, at_shapes: Evaluate, b: IndexedBuffer, width: int,
@@ -317,7 +307,7 @@ def replay_log(codes: _Codes, at_shapes: Evaluate, b: IndexedBuffer, width: int,
     inside its buffer where it happens, bounds having passed: checked, a cell past a shape's
     elements would be another shape's.)"""
     esz = np.uint64(b.elem_bytes)
-    cells, threads, which, points = [], [], [], []
+    cells, found, threads, which, points = [], [], [], [], []
     writes = [a for a in accesses if a.kind == "w" and a.buffer == b.name]
     literals: dict = {}
     laid_out: dict = {}
@@ -340,48 +330,54 @@ def replay_log(codes: _Codes, at_shapes: Evaluate, b: IndexedBuffer, width: int,
             # become `If(k < K, ..)`, values along K alone instead of every point.
             a = writes[j] = replace(a, value=where_holds(a.value, a.cond, literals, laid_out))
         cells.append(layout.starts[shapes // per_shape] + elems)
-        # the write's codes go to positions total.. of the concatenated cells
-        codes.assign(a.value, width, shapes, np.arange(total, total + shapes.size))
+        found.append(codes.of(a.value, width, shapes))
         total += shapes.size
-        threads.append((shapes % per_shape) * _LANES + a.lane)
+        threads.append((a.lane, shapes.size))
         which.append(np.full(shapes.size, j, dtype=np.int32))
-        points.append(shapes)
-    out = initial[layout.elements()]
+        points.append(shapes.astype(np.int32) if per_shape > 1 else None)
     writer = np.full(layout.total, -1, dtype=np.int32)
     point = np.full(layout.total, -1, dtype=np.int32) if per_shape > 1 else None
     if not cells:
-        return out, writer, point, writes, None
-    values = np.empty(total, dtype=np.int64)
-    codes.resolve(values)
+        return initial[layout.elements()], writer, point, writes, None
+    out = np.empty(layout.total, dtype=initial.dtype)
+    values = np.concatenate(found)
     cell = np.concatenate(cells)
-    flat = out
     which_all = np.concatenate(which)
-    point_all = np.concatenate(points).astype(np.int32) if point is not None else None
+    point_all = np.concatenate(points) if point is not None else None
 
     def keep(at=None) -> None:          # cells `cell[at]` take the writes `at` (None: all)
         to = cell if at is None else cell[at]
-        flat[to] = values if at is None else values[at]
+        out[to] = values if at is None else values[at]
         writer[to] = which_all if at is None else which_all[at]
         if point is not None:
             point[to] = point_all if at is None else point_all[at]
 
-    # Most cells are written once: those are assigned directly; only the others are sorted.
-    # A cell written twice or more cannot hold every write's number (whichever stays).
+    # Every write into its cell at once (a cell written twice holds one of its writes, to be
+    # set right below); the cells no write reaches keep their initial contents. When there
+    # are as many writes as cells written, each of those was written once (a matmul's every
+    # cell): nothing is left to sort, and no pass over the cells is needed to tell.
+    keep()
+    unwritten = writer < 0
+    blank = int(np.count_nonzero(unwritten))
+    if blank:
+        out[unwritten] = initial[layout.elements()[unwritten]]
+    if cell.size == layout.total - blank:
+        return out, writer, point, writes, None
+    # The cells written twice or more, and their writes in program order.
     number = np.arange(cell.size, dtype=np.int64 if cell.size >> 31 else np.int32)
-    scratch = np.empty(flat.size, dtype=number.dtype)      # (only the written cells are read)
+    scratch = np.empty(out.size, dtype=number.dtype)       # (only the written cells are read)
     scratch[cell] = number
     twice = scratch[cell] != number
-    if not twice.any():
-        keep()
-        return out, writer, point, writes, None
-    marked = np.zeros(flat.size, dtype=bool)
+    marked = np.zeros(out.size, dtype=bool)
     marked[cell[twice]] = True
-    again = marked[cell]
-    keep(np.flatnonzero(~again))
-    pos = np.flatnonzero(again)
+    pos = np.flatnonzero(marked[cell])
     order = pos[np.argsort(cell[pos], kind="stable")]      # program order within a cell
     sorted_cells = cell[order]
-    thread = np.concatenate(threads)[order]
+    thread = np.repeat(np.array([t[0] for t in threads], dtype=np.int64),
+                       [t[1] for t in threads])
+    if point_all is not None:
+        thread += (point_all.astype(np.int64) % per_shape) * _LANES
+    thread = thread[order]
     starts = np.flatnonzero(np.r_[True, sorted_cells[1:] != sorted_cells[:-1]])
     ends = np.r_[starts[1:], sorted_cells.size] - 1
     clash = np.minimum.reduceat(thread, starts) != np.maximum.reduceat(thread, starts)

@@ -241,3 +241,32 @@ def test_a_differing_element_is_located_at_its_shape_after_shapes_without_elemen
                              {"reference": (ref,), "candidate": (cand,)})
     assert cells == 0 + 1 + 2
     assert differs is not None and differs.shape == 2 and "element 1 " in differs.why
+
+
+def test_the_last_write_to_a_cell_stays_and_cells_no_write_reaches_keep_their_contents():
+    # one thread writes element 0 twice (program order decides), element 1 .. n-1 are never
+    # written (their initial terms stay); two threads writing one element is a clash
+    n = z3.BitVec("n", 64)
+    at = _evaluator([1, 2, 3])
+    init = [z3.BitVec(f"out[{i}]", 32) for i in range(3)]
+    lengths = np.array([4, 8, 12], np.uint64)
+    out = Info("out", 4, np.array([e.get_id() for e in init]), lengths, lengths)
+
+    def write(value: int, lane: int = 0) -> IndexedAccess:
+        return IndexedAccess("w", "out", 0, 4, 4, True, z3.BitVecVal(value, 32), lane, "w",
+                             None)
+
+    def differs(ref: tuple, cand: tuple):
+        cells, d = compare(at, {"out": out}, {"out": 32}, {"out": out.ids},
+                           {"reference": ref, "candidate": cand})
+        return d
+
+    assert differs((write(7),), (write(9), write(7))) is None
+    d = differs((write(7),), (write(7), write(9)))
+    assert d is not None and d.shape == 0 and "element 0 " in d.why
+    # the reference leaving element 1 alone, the candidate writing it: differs where it exists
+    one = IndexedAccess("w", "out", 4, 4, 4, n != 1, z3.BitVecVal(7, 32), 0, "w", None)
+    d = differs((write(7),), (write(7), one))
+    assert d is not None and d.shape == 1 and "element 1 " in d.why
+    d = differs((write(7),), (write(7, lane=0), write(7, lane=1)))
+    assert d is not None and "two threads of the candidate" in d.why
