@@ -182,7 +182,9 @@ class SameAt:
         if isinstance(x, (int, np.integer)) or isinstance(y, (int, np.integer)):
             vx, vy = self._value(x), self._value(y)
             return 0 if vx is None or vy is None else self.space.bits(vx == vy)
-        ix, iy = _R.ast_id(self.ref, x), _R.ast_id(self.ref, y)
+        # (terms by address: hash-consed, so one term is one address while it lives, as it
+        # is one id; reading the address is no call into libz3, and a walk makes a million)
+        ix, iy = x.value, y.value
         if ix == iy:
             return self.ones
         key = (ix, iy)
@@ -199,8 +201,8 @@ class SameAt:
             if not w:
                 return shown                  # exact within what was explored
         nodes = self.nodes
-        nx = nodes.get(ix) or self._node(x, ix)
-        ny = nodes.get(iy) or self._node(y, iy)
+        nx = nodes.get(ix) or self._node(x)
+        ny = nodes.get(iy) or self._node(y)
         shown |= self._walk(nx, ny, w)
         explored |= w
         self.proven[key] = shown if explored & shown == explored else (explored, shown)
@@ -267,12 +269,13 @@ class SameAt:
                 break
         return shown
 
-    def _node(self, raw, nid: int) -> tuple:
-        """What the walk needs of a term, once per term: (kind, its values at every shape or
-        None, the input element it loads or None, declaration, arguments, the shapes where
-        the condition of a shape-only selection holds (a bit set) or None; and the raw term
-        itself last)."""
-        hit = self.nodes.get(nid)
+    def _node(self, raw) -> tuple:
+        """What the walk needs of a term, once per term (by address): (kind, its values at
+        every shape or None, the input element it loads or None, declaration, arguments, the
+        shapes where the condition of a shape-only selection holds (a bit set) or None; and
+        the raw term itself last)."""
+        at = raw.value
+        hit = self.nodes.get(at)
         if hit is not None:
             return hit
         ref = self.ref
@@ -290,23 +293,25 @@ class SameAt:
                     # Mode real: `ite(c, NaN, b)` (the canonicalizing wrapper around a
                     # result) is `b` for finite values, the claim's assumption (as
                     # `verifier.real_mode` reads it).
-                    hit = self.nodes[nid] = self._node(args[2], _R.ast_id(ref, args[2]))
+                    hit = self.nodes[at] = self._node(args[2])
                     return hit
                 test = self._nan_test(args[0], args[2])
                 if test is not None:
                     # `canonicalize(b)`: one function of `b` (its signature: the test's
                     # format and the NaN), so two are equal where their `b`s are
                     # (congruence, in one step instead of seven)
-                    hit = self.nodes[nid] = (_CANONICAL, None, None, test + (_R.ast_id(ref, args[1]),),
-                                             [args[2]], None, raw)
+                    hit = self.nodes[at] = (_CANONICAL, None, None, test + (args[1].value,),
+                                            [args[2]], None, raw)
                     return hit
         vals = None if kind in _NEVER_SHAPE_ONLY else self._at(raw)
         if vals is None:
             if kind == z3.Z3_OP_ITE:
                 c = self._at(args[0])
                 cond = None if c is None else self.space.bits(c)
-            elem = self._element(nid, kind, args)
-        hit = self.nodes[nid] = (kind, vals, elem, decl, args, cond, raw)
+            # (an input element's own term is a constant; any other load a `Select`)
+            if kind == z3.Z3_OP_SELECT or (kind == z3.Z3_OP_UNINTERPRETED and not args):
+                elem = self._element(_R.ast_id(ref, raw), kind, args)
+        hit = self.nodes[at] = (kind, vals, elem, decl, args, cond, raw)
         return hit
 
     def _nan_test(self, c, b) -> tuple | None:
@@ -323,9 +328,9 @@ class SameAt:
 
     def _canonical_nan(self, raw) -> bool:
         """Is `raw` the canonical NaN's bits (of its width)? Asked of every selection's first
-        branch; the few constants there recur, so by id."""
+        branch; the few constants there recur, so by address."""
         ref = self.ref
-        nid = _R.ast_id(ref, raw)
+        nid = raw.value
         hit = self.nan_constants.get(nid)
         if hit is None:
             hit = False
@@ -354,13 +359,13 @@ class SameAt:
         kind, args = node[0], node[4]
         bits = kind == z3.Z3_OP_FPA_TO_IEEE_BV
         if bits:
-            f = self._node(args[0], _R.ast_id(self.ref, args[0]))
+            f = self._node(args[0])
             kind, args = f[0], f[4]
         if kind != z3.Z3_OP_FPA_FMA:
             return None
         addend = args[3]
         if bits:
-            c = self._node(addend, _R.ast_id(self.ref, addend))
+            c = self._node(addend)
             if c[0] != z3.Z3_OP_FPA_TO_FP or len(c[4]) != 1:
                 return None            # (its bits would be a new term)
             addend = c[4][0]
@@ -370,11 +375,11 @@ class SameAt:
     def _zero(self, raw) -> int:
         """The shapes where a float, or the bits of one, is certainly +0 or -0: a constant, a
         value of the shape alone, or a selection on the shape between such terms."""
-        nid = _R.ast_id(self.ref, raw)
-        hit = self.zeros.get(nid)
+        at = raw.value
+        hit = self.zeros.get(at)
         if hit is not None:
             return hit
-        kind, vals, _, _, args, cond, raw = self._node(raw, nid)
+        kind, vals, _, _, args, cond, raw = self._node(raw)
         if vals is not None:
             width = _R.bv_size(self.ref, _R.sort(self.ref, raw))
             out = self.space.bits((np.asarray(vals).astype(np.uint64) &
@@ -388,7 +393,7 @@ class SameAt:
             out = (cond & then) | (other ^ (other & cond))
         else:
             out = 0
-        self.zeros[nid] = out
+        self.zeros[at] = out
         return out
 
     def _at(self, raw) -> np.ndarray | None:
