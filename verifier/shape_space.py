@@ -358,7 +358,8 @@ class ShapeValues:
         self.admit = admit
         self.memo: dict[int, Any] = {}
         self._factors: dict[int, list | None] = {}
-        self._fixed: dict[int, list] = {}      # the literals a term's factors fix (see there)
+        self._fixed: dict[int, tuple] = {}     # the literals a term's factors fix (see there)
+        self._booleans: dict[int, frozenset] = {}  # see `_boolean_ids`
         self._conj: dict[int, list] = {}       # `z3raw.conjuncts` of pinned terms
         self._grouped: dict[int, Grouped | None] = {}
         self._vars: dict[int, frozenset] = {}
@@ -430,6 +431,7 @@ class ShapeValues:
             return memo[key]
         out: list | None = []
         fixed: list = []
+        fixed_ids: set = set()          # (the ids of `fixed`'s terms)
         rest = root
         # A lane's condition is mostly the one before it and one more conjunct, `And(before,
         # c)`, whose conjuncts are `before`'s, then `c`'s (`z3raw.conjuncts`): it goes on
@@ -439,22 +441,24 @@ class ShapeValues:
                 R.decl_kind(ctx, R.app_decl(ctx, root)) == z3.Z3_OP_AND:
             before = R.ast_id(ctx, R.app_arg(ctx, root, 0))
             if before in self._fixed:
-                out, fixed = list(memo[before]), list(self._fixed[before])
+                out = list(memo[before])
+                fixed, fixed_ids = (list(self._fixed[before][0]), set(self._fixed[before][1]))
                 rest = R.app_arg(ctx, root, 1)
             elif before in memo and memo[before] is None:
                 out = None        # (a conjunct of `before` is not of the shape alone)
         if out is not None:
             for raw, negated in z3raw.conjuncts(rest, self._conj):
-                v = self._under(raw, fixed)
+                v = self._under(raw, fixed, fixed_ids)
                 if v is None:
                     out = None
                     break
                 out.append(~v if negated else v)
-                fixed.extend([(raw, _FALSE.as_ast())] if negated else
-                             z3raw.literals(raw, self._conj))
+                more = [(raw, _FALSE.as_ast())] if negated else z3raw.literals(raw, self._conj)
+                fixed.extend(more)
+                fixed_ids.update(R.ast_id(ctx, t) for t, _ in more)
         memo[key] = out
         if out is not None:
-            self._fixed[key] = fixed
+            self._fixed[key] = (fixed, fixed_ids)
         return out
 
     def grouped(self, t) -> Grouped | None:
@@ -469,16 +473,48 @@ class ShapeValues:
             hit = self._grouped[key] = None if factors is None else self.space.group(factors)
         return hit
 
-    def _under(self, raw, fixed: list):
-        """The value of `raw` where the literals `fixed` (pairs of raw term and truth value)
-        hold: substituted when `raw` mentions two shape scalars or more (others vary along
-        one axis at most, and substituting would only cost)."""
-        if fixed and len(self.variables(raw)) > 1:
+    def _under(self, raw, fixed: list, fixed_ids: set):
+        """The value of `raw` where the literals `fixed` (pairs of raw term and truth value;
+        `fixed_ids` their terms' ids) hold: substituted when `raw` mentions two shape scalars
+        or more (others vary along one axis at most, and substituting would only cost) and
+        one of those terms occurs in it (else the substitution is `raw` itself: a CTA's
+        existence, a conjunct of every access's condition, mentions no lane's literal)."""
+        if fixed and len(self.variables(raw)) > 1 and \
+                not fixed_ids.isdisjoint(self._boolean_ids(raw)):
             sub = z3raw.substitute(raw, fixed)
             if _R.ast_id(self.ctx, sub.as_ast()) != _R.ast_id(self.ctx, raw):
                 self.pinned.append(sub)
                 return self.grid_raw(sub.as_ast())
         return self.grid_raw(raw)
+
+    def _boolean_ids(self, raw) -> frozenset:
+        """The ids of the Boolean subterms of a raw term, itself included (memoized per
+        node): the terms a substitution of literals may replace in it."""
+        R, ctx, memo = _R, self.ctx, self._booleans
+        key = R.ast_id(ctx, raw)
+        hit = memo.get(key)
+        if hit is not None:
+            return hit
+        stack = [(raw, key, False)]
+        while stack:
+            x, xid, ready = stack.pop()
+            if xid in memo:
+                continue
+            if R.ast_kind(ctx, x) != z3.Z3_APP_AST:
+                memo[xid] = _NONE
+                continue
+            args = [R.app_arg(ctx, x, j) for j in range(R.num_args(ctx, x))]
+            ids = [R.ast_id(ctx, a) for a in args]
+            if ready or not args:
+                out = frozenset((xid,)) if R.sort_kind(ctx, R.sort(ctx, x)) == \
+                    z3.Z3_BOOL_SORT else _NONE
+                for i in ids:
+                    out = out | memo[i] if memo[i] else out
+                memo[xid] = out
+                continue
+            stack.append((x, xid, True))
+            stack.extend((a, i, False) for a, i in zip(args, ids) if i not in memo)
+        return memo[key]
 
     def variables(self, raw) -> frozenset:
         """The shape scalars a raw term mentions (memoized per node)."""

@@ -4,6 +4,8 @@ shapes alone (a point an `assume` excludes never decides anything)."""
 
 from __future__ import annotations
 
+import functools
+
 import itertools
 from pathlib import Path
 
@@ -121,7 +123,7 @@ def test_a_condition_one_conjunct_longer_goes_on_from_the_one_before():
     grown.SMALL = 0
     evaluated = []
     under = grown._under
-    grown._under = lambda raw, fixed: evaluated.append(raw) or under(raw, fixed)
+    grown._under = lambda raw, *fixed: evaluated.append(raw) or under(raw, *fixed)
     cond = steps[0]
     for c in steps[1:]:
         grown.factors(cond)
@@ -137,6 +139,31 @@ def test_a_condition_one_conjunct_longer_goes_on_from_the_one_before():
     # a `before` that is not of the shape alone leaves its extension not of it either
     data = z3.And(M == 1, K == z3.BitVec("d", 64))
     assert grown.factors(data) is None and grown.factors(z3.And(data, K == 4)) is None
+
+
+def test_a_conjunct_without_the_literals_before_it_is_not_substituted(monkeypatch):
+    # `M + K < 6` mentions two scalars but none of the literals `M == 2` fixes: substituting
+    # would give the very same term (a CTA's existence in every access's condition); `Not(And(
+    # M == 2, K == 5))` holds `M == 2`, and is evaluated where it is True
+    import semantics.domains.z3raw as z3raw_module
+    calls = []
+    real = z3raw_module.substitute
+    monkeypatch.setattr(z3raw_module, "substitute",
+                        lambda raw, pairs: calls.append(raw) or real(raw, pairs))
+    exists = M == 2
+    for c, substituted in ((z3.ULT(M + K, 6), False), (z3.Not(z3.And(exists, K == 5)), True)):
+        values = ShapeValues(_space(), {"M": 64, "K": 64})
+        values.SMALL = 0
+        fresh = ShapeValues(_space(), {"M": 64, "K": 64})
+        fresh.SMALL = 0
+        calls.clear()
+        values.factors(exists)
+        mine = values.factors(z3.And(exists, c))
+        assert bool(calls) == substituted
+        # the same factors as the whole conjunction evaluated afresh, where it holds
+        theirs = fresh.factors(z3.And(exists, c))
+        held = values.space.full(functools.reduce(np.logical_and, mine))
+        assert np.array_equal(held, fresh.space.full(functools.reduce(np.logical_and, theirs)))
 
 
 @settings(max_examples=60, deadline=None)
