@@ -94,9 +94,9 @@ class Feasibility:
         hit = self.memo.get(key)
         if hit is None:
             self.pinned.append(cond)
-            vals = self.values.factors(cond)
-            if vals is not None:
-                hit = self.space.any_of(vals)
+            grouped = self.values.grouped(cond)
+            if grouped is not None:
+                hit = grouped.possible
             else:
                 self.solver.push()
                 self.solver.add(cond)
@@ -128,10 +128,10 @@ class Feasibility:
             key = m.get_id()
             hit = memo.get(key, _UNSEEN)
             if hit is _UNSEEN:
-                vals = self.values.factors(m)
-                hit = None if vals is None else \
-                    (True if all(self.space.all(v) for v in vals) else
-                     False if not self.space.any_of(vals) else None)
+                grouped = self.values.grouped(m)
+                hit = None if grouped is None else \
+                    (True if self.values.everywhere(m) else
+                     False if not grouped.possible else None)
                 memo[key] = hit
                 self.pinned.append(m)
             out.append(m if hit is None else hit)

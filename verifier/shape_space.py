@@ -151,12 +151,19 @@ class ShapeSpace:
             return bool(np.any(factors[0]))
         return self.group(factors).possible
 
-    def group(self, factors: Sequence) -> "Grouped":
-        """The factors of a conjunction ANDed per group of shared axes (see `any_of`)."""
+    def group(self, factors: Sequence, start: "Grouped | None" = None) -> "Grouped":
+        """The factors of a conjunction ANDed per group of shared axes (see `any_of`).
+        `start`: the grouping of the conjunction's earlier factors, which `factors` join (a
+        lane's condition is the one before it and a conjunct more): only the groups they
+        change are looked at again, as the others hold somewhere already."""
+        if start is not None and not start.possible:
+            return start
         if self.index is not None:
-            v = functools.reduce(operator.and_, factors, np.True_)
+            v = functools.reduce(operator.and_, factors,
+                                 np.True_ if start is None else start.parts[0][1])
             return Grouped(self.any(v), ((_ALL_AXES, v),))
-        groups: list[list] = []                  # [axes as a bit mask, value]
+        # [axes as a bit mask, value, made or changed here]
+        groups: list[list] = [] if start is None else [[m, v, False] for m, v in start.parts]
         for f in factors:
             m = _axes(f)
             if not m:
@@ -168,8 +175,9 @@ class ShapeSpace:
                 groups.remove(g)
                 m |= g[0]
                 f = f & g[1]
-            groups.append([m, f])
-        return Grouped(all(np.any(v) for _, v in groups), tuple((m, v) for m, v in groups))
+            groups.append([m, f, True])
+        return Grouped(all(np.any(v) for _, v, changed in groups if changed),
+                       tuple((m, v) for m, v, _ in groups))
 
     def any_with(self, grouped: "Grouped", extra) -> bool:
         """`any_of` of a grouped conjunction and one more compact condition."""
@@ -362,6 +370,8 @@ class ShapeValues:
         self._booleans: dict[int, frozenset] = {}  # see `_boolean_ids`
         self._conj: dict[int, list] = {}       # `z3raw.conjuncts` of pinned terms
         self._grouped: dict[int, Grouped | None] = {}
+        self._extends: dict[int, tuple[int, int]] = {}   # see `_factors_of`
+        self._everywhere: dict[int, bool] = {}           # see `everywhere`
         self._vars: dict[int, frozenset] = {}
         self._seen = 0
         self.pinned: list = []
@@ -442,6 +452,7 @@ class ShapeValues:
             before = R.ast_id(ctx, R.app_arg(ctx, root, 0))
             if before in self._fixed:
                 out = list(memo[before])
+                self._extends[key] = (before, len(out))       # (for `grouped`, `everywhere`)
                 fixed, fixed_ids = (list(self._fixed[before][0]), set(self._fixed[before][1]))
                 rest = R.app_arg(ctx, root, 1)
             elif before in memo and memo[before] is None:
@@ -470,7 +481,33 @@ class ShapeValues:
         hit = self._grouped.get(key)
         if hit is None:
             factors = self.factors(t)
-            hit = self._grouped[key] = None if factors is None else self.space.group(factors)
+            if factors is not None:
+                # (a condition one conjunct longer than one grouped before: the new ones join)
+                before = self._extends.get(key)
+                start = None if before is None else self._grouped.get(before[0])
+                hit = self.space.group(factors) if start is None else \
+                    self.space.group(factors[before[1]:], start)
+            self._grouped[key] = hit
+        return hit
+
+    def everywhere(self, t) -> bool | None:
+        """Does condition `t` hold at every allowed shape (each of its factors does)? None
+        when it is not a term of the shape alone. Memoized per term, and a condition one
+        conjunct longer than one asked before looks at its new factors alone."""
+        key = t.get_id()
+        hit = self._everywhere.get(key)
+        if hit is None:
+            factors = self.factors(t)
+            if factors is None:
+                return None
+            before = self._extends.get(key)
+            known = None if before is None else self._everywhere.get(before[0])
+            if known is False:
+                hit = False
+            else:
+                new = factors if known is None else factors[before[1]:]
+                hit = all(self.space.all(v) for v in new)
+            self._everywhere[key] = hit
         return hit
 
     def _under(self, raw, fixed: list, fixed_ids: set):

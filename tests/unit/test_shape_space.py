@@ -184,6 +184,34 @@ def test_any_of_agrees_with_the_whole_grid(parts, holes):
     assert first == (int(np.argmax(brute)) if brute.any() else None)
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["M", "K", "MK", "-M", "-K"]), st.integers(0, 11)),
+                min_size=1, max_size=6),
+       st.booleans())
+def test_a_condition_grown_a_conjunct_at_a_time_is_grouped_as_afresh(parts, holes):
+    # `grouped` and `everywhere` of `And(before, c)` start from `before`'s (a lane's
+    # condition, grown one conjunct per step): the same answers as the whole conjunction
+    # on its own, and as every allowed shape says
+    space = _space((lambda m, k: (m * k) % 5 != 0) if holes else (lambda m, k: True))
+    terms = {"M": lambda c: z3.ULE(M, 1 + c % 3), "K": lambda c: z3.UGE(K, 4 + c % 4),
+             "MK": lambda c: z3.URem(M + K, 4) != c % 4,
+             "-M": lambda c: z3.UGT(M, c % 4), "-K": lambda c: z3.ULT(K, 4 + c % 5)}
+    grown = ShapeValues(space, {"M": 64, "K": 64})
+    grown.SMALL = 0
+    cond = None
+    for kind, c in parts:
+        cond = terms[kind](c) if cond is None else z3.And(cond, terms[kind](c))
+        fresh = ShapeValues(space, {"M": 64, "K": 64})
+        fresh.SMALL = 0
+        mine, theirs = grown.grouped(cond), fresh.grouped(cond)
+        brute = space.full(fresh.grid(cond))
+        assert mine.possible == theirs.possible == bool(brute.any())
+        assert grown.everywhere(cond) == fresh.everywhere(cond) == bool(brute.all())
+        if mine.possible:        # (the groups' conjunction is the condition, shape by shape)
+            held = np.logical_and.reduce([space.full(v) for _, v in mine.parts])
+            assert np.array_equal(held, brute)
+
+
 def test_the_plan_narrows_an_axis_by_an_assume_about_it_alone():
     sp = plan(load_spec(KERNELS / "matmul/tiled_bitexact_k16.toml"), {})
     names = list(sp.names)
