@@ -175,12 +175,39 @@ def _outside_at(values: ShapeValues, buffers: dict[str, IndexedBuffer],
         if isinstance(a.offset, (int, np.integer)) else values.grid(a.offset)
     if off is None:
         raise NotIndexable(f"the offset of {a.what} depends on input data")
-    length = buffers[a.buffer].length_grid
-    bad = (off >= np.uint64(1 << 62)) | (off + np.uint64(a.nbytes) > length) \
-        | (off % np.uint64(a.align) != 0)
+    last, none = _last_offset(buffers[a.buffer], a.nbytes)
+    # past the last offset an access of `nbytes` may start at (no sum: nothing wraps)
+    bad = off > last
+    if none is not None:
+        bad = bad | none
+    if a.align & (a.align - 1):
+        bad = bad | (off % np.uint64(a.align) != 0)
+    elif a.align > 1 and int(np.bitwise_or.reduce(off, axis=None)) & (a.align - 1):
+        bad = bad | (off & np.uint64(a.align - 1) != 0)        # (some offset is misaligned)
     if space.any_with(grouped, bad):
         return space.first(functools.reduce(operator.and_, values.factors(a.cond), bad))
     return None
+
+
+_LAST: dict[tuple[str, int, int], tuple] = {}
+
+
+def _last_offset(b: IndexedBuffer, nbytes: int) -> tuple[Any, Any]:
+    """(the last byte offset an access of `nbytes` may start at in `b` over the grid of
+    shapes, and below 2^62: an offset past it is negative; where `b` is shorter than
+    `nbytes`, or None when it never is) for `_outside_at`, once per buffer and width (`b` is
+    kept with them: the key holds its id)."""
+    key = (b.name, nbytes, id(b))
+    hit = _LAST.get(key)
+    if hit is None:
+        if len(_LAST) > 64:
+            _LAST.clear()
+        length = np.asarray(b.length_grid, dtype=np.uint64)
+        short = length < np.uint64(nbytes)
+        last = np.minimum(np.where(short, np.uint64(0), length - np.uint64(nbytes)),
+                          np.uint64((1 << 62) - 1))
+        hit = _LAST[key] = (last, short if short.any() else None, b)
+    return hit[0], hit[1]
 
 
 def _at(at_shapes: Evaluate, t, count: int, what: str) -> np.ndarray:

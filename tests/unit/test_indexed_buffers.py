@@ -10,6 +10,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 import z3
 
 from semantics.errors import UnsupportedError
@@ -270,3 +271,28 @@ def test_the_last_write_to_a_cell_stays_and_cells_no_write_reaches_keep_their_co
     assert d is not None and d.shape == 1 and "element 1 " in d.why
     d = differs((write(7),), (write(7, lane=0), write(7, lane=1)))
     assert d is not None and "two threads of the candidate" in d.why
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.integers(0, 40), min_size=1, max_size=4, unique=True),
+       st.integers(-12, 12), st.sampled_from([1, 2, 4, 3]), st.sampled_from([1, 2, 4, 8, 12]),
+       st.sampled_from([0, 1, 4, 1 << 62, (1 << 64) - 8]))
+def test_bounds_by_evaluation_agree_with_the_byte_arithmetic(ns, base, scale, nbytes, far):
+    # `_outside_at` reads `off > last` (no sum that could wrap) and tests alignment only
+    # when some offset is misaligned: the same shape as `off >= 2^62 or off + nbytes > length
+    # or off % align != 0` at every shape, for short buffers, negative and huge offsets
+    from verifier.indexed import _outside_at
+    ns = sorted(ns)
+    n = z3.BitVec("n", 64)
+    at = _evaluator(ns)
+    lengths = np.array([(3 * v) % 37 for v in ns], np.uint64)        # 0 .. 36 bytes
+    buf = Info("out", 4, np.arange(10), lengths, lengths)
+    offset = n * scale + base + far
+    a = IndexedAccess("r", "out", offset, nbytes, nbytes, True, 0, 0, "a", None)
+    want = None
+    for s, (v, length) in enumerate(zip(ns, lengths.tolist())):
+        off = (v * scale + base + far) % (1 << 64)
+        if off >= 1 << 62 or off + nbytes > length or off % nbytes:
+            want = s
+            break
+    assert _outside_at(at, {"out": buf}, a) == want
