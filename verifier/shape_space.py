@@ -527,35 +527,29 @@ class ShapeValues:
     def _boolean_ids(self, raw) -> frozenset:
         """The ids of the Boolean subterms of a raw term, itself included (memoized per
         node): the terms a substitution of literals may replace in it."""
-        R, ctx, memo = _R, self.ctx, self._booleans
-        key = R.ast_id(ctx, raw)
-        hit = memo.get(key)
-        if hit is not None:
-            return hit
-        stack = [(raw, key, False)]
-        while stack:
-            x, xid, ready = stack.pop()
-            if xid in memo:
-                continue
-            if R.ast_kind(ctx, x) != z3.Z3_APP_AST:
-                memo[xid] = _NONE
-                continue
-            args = [R.app_arg(ctx, x, j) for j in range(R.num_args(ctx, x))]
-            ids = [R.ast_id(ctx, a) for a in args]
-            if ready or not args:
-                out = frozenset((xid,)) if R.sort_kind(ctx, R.sort(ctx, x)) == \
-                    z3.Z3_BOOL_SORT else _NONE
-                for i in ids:
-                    out = out | memo[i] if memo[i] else out
-                memo[xid] = out
-                continue
-            stack.append((x, xid, True))
-            stack.extend((a, i, False) for a, i in zip(args, ids) if i not in memo)
-        return memo[key]
+        def own(x, xid: int, leaf: bool) -> frozenset:
+            is_bool = _R.sort_kind(self.ctx, _R.sort(self.ctx, x)) == z3.Z3_BOOL_SORT
+            return frozenset((xid,)) if is_bool else _NONE
+        return self._gathered(raw, self._booleans, own)
 
     def variables(self, raw) -> frozenset:
         """The shape scalars a raw term mentions (memoized per node)."""
-        R, ctx, memo = _R, self.ctx, self._vars
+        def own(x, xid: int, leaf: bool) -> frozenset:
+            if not leaf:
+                return _NONE
+            R, ctx = _R, self.ctx
+            d = R.app_decl(ctx, x)
+            name = R.symbol(ctx, R.decl_name(ctx, d)).decode() \
+                if R.decl_kind(ctx, d) == z3.Z3_OP_UNINTERPRETED else None
+            return frozenset((name,)) if name in self.env else _NONE
+        return self._gathered(raw, self._vars, own)
+
+    def _gathered(self, raw, memo: dict, own: Callable[[Any, int, bool], frozenset]
+                  ) -> frozenset:
+        """The union over a raw term's applications (itself included) of `own(node, its id,
+        whether it is a leaf)`, memoized per node in `memo`: a post-order walk on raw ASTs
+        (no Python wrapper per node)."""
+        R, ctx = _R, self.ctx
         key = R.ast_id(ctx, raw)
         hit = memo.get(key)
         if hit is not None:
@@ -570,15 +564,12 @@ class ShapeValues:
                 continue
             n = R.num_args(ctx, x)
             if n == 0:
-                d = R.app_decl(ctx, x)
-                name = R.symbol(ctx, R.decl_name(ctx, d)).decode() \
-                    if R.decl_kind(ctx, d) == z3.Z3_OP_UNINTERPRETED else None
-                memo[xid] = frozenset((name,)) if name in self.env else _NONE
+                memo[xid] = own(x, xid, True)
                 continue
             args = [R.app_arg(ctx, x, j) for j in range(n)]
             ids = [R.ast_id(ctx, a) for a in args]
             if ready:
-                out = _NONE
+                out = own(x, xid, False)
                 for i in ids:
                     out = out | memo[i] if memo[i] else out
                 memo[xid] = out
@@ -586,7 +577,6 @@ class ShapeValues:
             stack.append((x, xid, True))
             stack.extend((a, i, False) for a, i in zip(args, ids) if i not in memo)
         return memo[key]
-
 
 _NONE: frozenset = frozenset()
 _FALSE = z3.BoolVal(False)
