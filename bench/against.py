@@ -5,7 +5,7 @@
 Checks out REV (any git revision) into a temporary worktree and runs `keq verify --json` on
 each spec, alternating the two trees (REV first on odd repetitions, this tree first on even
 ones), each run in a fresh process. Prints, per spec and stage, the median seconds of each
-tree and their ratio, and fails when the two trees reach different verdicts.
+tree and their ratio (and the whole process, start to exit: what a user waits), and fails when the two trees reach different verdicts.
 
 Why interleaved: on a shared VM the speed of the machine drifts by 1.5x and more within
 minutes (keq's vector add took 2.7 s in one session and 6.4 s in another, while a bare Python
@@ -22,22 +22,27 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _verify(tree: Path, spec: str, extra: list[str]) -> dict:
-    """One `keq verify --json` with `tree`'s sources first on the path, in a fresh process."""
-    code = "import sys; from verifier.cli import main; sys.exit(main())"
+    """One `keq verify --json` with `tree`'s sources first on the path, in a fresh process
+    started as the tree's console script starts (`entry` where the tree has one); the
+    process's wall time, start to exit, is added as `wall`."""
+    code = ("import importlib, sys\nm = importlib.import_module('verifier.cli.main')\n"
+            "getattr(m, 'entry', lambda: sys.exit(m.main()))()")
     env = dict(os.environ, PYTHONPATH=str(tree))
+    start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", code, "verify", str(Path(spec).resolve()),
                            "--json", *extra], cwd=tree, env=env, capture_output=True,
                           text=True)
     if proc.returncode not in (0, 1, 2):
         raise SystemExit(f"{tree}: keq verify {spec} exited {proc.returncode}:\n"
                          f"{proc.stderr.strip()[-2000:]}")
-    return json.loads(proc.stdout)
+    return dict(json.loads(proc.stdout), wall=time.perf_counter() - start)
 
 
 def _seconds(result: dict) -> dict[str, float]:
@@ -46,6 +51,7 @@ def _seconds(result: dict) -> dict[str, float]:
     for s in result["stages"]:
         out[s["name"]] = out.get(s["name"], 0.0) + s["seconds"]
     out["total"] = result["seconds"]
+    out["wall (process)"] = result["wall"]
     return out
 
 
@@ -73,6 +79,12 @@ def main() -> int:
 def _compare(old: Path, rev: str, specs: list[str], reps: int, extra: list[str]) -> int:
     print(f"== keq verify: this tree against {rev}, interleaved, {reps} run(s) each "
           f"(median seconds)")
+    for tree in (old, ROOT):
+        # Both trees start from bytecode, as an installed keq does after its first run (an
+        # environment with PYTHONDONTWRITEBYTECODE set would else compile every module at
+        # every start of whichever tree had none: 0.2 s of the process's wall time)
+        subprocess.run([sys.executable, "-m", "compileall", "-q", "semantics", "verifier"],
+                       cwd=tree, check=True, stdout=subprocess.DEVNULL)
     failed = False
     for spec in specs:
         runs: dict[str, list[dict]] = {"old": [], "new": []}

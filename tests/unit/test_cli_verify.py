@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +15,9 @@ import pytest
 from verifier.cli.main import main
 
 K = Path(__file__).resolve().parents[2] / "kernels"
+# (a block-buffered stdout, as a user's pipe or file gets: this machine's environment may
+# ask for unbuffered streams, which would hide a missing flush)
+BUFFERED = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
 
 
 def test_equivalent_pair_exits_0_and_shows_claim_stages_and_verdict(capsys):
@@ -53,6 +59,36 @@ def test_the_verdicts_exit_code_survives_a_reader_that_leaves(spec, code):
     err = p.stderr.read().decode()
     assert p.wait(timeout=120) == code, err
     assert "Traceback" not in err and "BrokenPipe" not in err
+
+
+def _leaving(body: str) -> subprocess.CompletedProcess:
+    """`body` in a fresh interpreter, ending with `leave(1)` as the console script does."""
+    code = "import atexit, sys, threading, time\nfrom verifier.cli.main import leave\n" + body + \
+        "\nsys.stdout.write('unflushed'); leave(1)\n"
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=K.parent, env=BUFFERED, timeout=60)
+
+
+def test_leaving_flushes_runs_the_exit_handlers_and_keeps_the_code():
+    p = _leaving("atexit.register(lambda: print('handler ran'))")
+    assert p.returncode == 1 and "unflushed" in p.stdout and "handler ran" in p.stdout
+
+
+def test_leaving_waits_for_a_running_thread_as_a_normal_exit_does():
+    p = _leaving("threading.Thread(target=lambda: (time.sleep(0.3), print('thread done'))"
+                 ").start()")
+    assert p.returncode == 1 and "thread done" in p.stdout
+
+
+def test_the_console_script_prints_the_whole_report_and_exits_with_the_verdict(tmp_path):
+    out = tmp_path / "report.txt"
+    with out.open("w") as f:                # a file, not a pipe: the stream is block-buffered
+        code = subprocess.run([sys.executable, "-c", "from verifier.cli.main import entry; "
+                               "entry()", "verify", str(K / "vector_add/vec4_notail.toml"),
+                               "--set", "n=5"], stdout=f, stderr=subprocess.PIPE, text=True,
+                              cwd=K.parent, env=BUFFERED, timeout=120).returncode
+    text = out.read_text()
+    assert code == 1 and text.startswith("claim ") and "verdict  NOT EQUIVALENT" in text
 
 
 def test_buggy_pair_exits_1_with_a_replayable_counterexample(tmp_path, capsys):

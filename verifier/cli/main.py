@@ -4,8 +4,11 @@ into `file:line:col: error: ...` on stderr and exit code 3."""
 from __future__ import annotations
 
 import argparse
+import atexit
+import multiprocessing
 import os
 import sys
+import threading
 from typing import Sequence
 
 from semantics import __version__
@@ -112,5 +115,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout = stdout
 
 
+def entry() -> None:
+    """The `keq` console script: `main`, then `leave`."""
+    leave(main())
+
+
+def leave(code: int) -> None:
+    """End the process with exit code `code` once the command is done, without tearing its
+    heap down object by object. A verification leaves millions of z3 terms behind; freeing
+    them one reference at a time took 0.7 s after tiled_real's verdict was printed (0.36 s
+    for the histogram, 0.11 s for a vector add), time the user waits for nothing. The streams are
+    flushed and the exit handlers run as at a normal exit (multiprocessing's, logging's,
+    temporary directories'); only when another thread or a child process is still running
+    does the normal exit, which waits for them, take over."""
+    _flush()
+    run_exit_handlers = getattr(atexit, "_run_exitfuncs", None)
+    if run_exit_handlers is None or threading.active_count() > 1 or \
+            multiprocessing.active_children():
+        sys.exit(code)
+    run_exit_handlers()
+    _flush()
+    os._exit(code)
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass        # a reader that left (see `_ReaderMayLeave`), a closed stream
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()
