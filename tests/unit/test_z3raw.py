@@ -91,6 +91,29 @@ def test_a_sort_mismatch_still_raises():
         z3raw.SLT(a, w)
 
 
+def test_every_failed_constructor_raises_libz3s_message_and_leaves_no_error_behind():
+    # (libz3 is called directly: the error state is read only when a call returns no term)
+    a, w, p = z3.BitVec("a", 32), z3.BitVec("w", 16), z3.Bool("p")
+    rne = z3raw.rounding("rn")
+    failing = [lambda: z3raw.And(p, a), lambda: z3raw.Or(a, p), lambda: z3raw.Not(a),
+               lambda: z3raw.BvAnd(a, w), lambda: z3raw.BvMul(a, w), lambda: z3raw.BvAShr(w, a),
+               lambda: z3raw.ULE(a, w), lambda: z3raw.If(a, a, a),
+               lambda: z3raw.FpAdd(rne, a, a), lambda: z3raw.FpFMA(rne, a, a, a),
+               lambda: z3raw.Select(a, a),
+               lambda: z3raw.Substitution([(a.as_ast(), w.as_ast())]).apply(a + 1)]
+    for build in failing:
+        with pytest.raises(z3.Z3Exception) as e:
+            build()
+        assert isinstance(e.value.value, str) and e.value.value, e.value   # libz3's words
+        assert z3raw.BvAdd(a, a).eq(a + a)       # the next call is not haunted by the error
+
+
+def test_wrapping_an_int_is_refused_before_it_reaches_libz3():
+    a = z3.BitVec("a", 32)
+    with pytest.raises(TypeError):
+        z3raw.wrap(a.as_ast().value, a)        # (an address as a Python int: cut to 32 bits)
+
+
 def test_floating_point_constructors_build_the_terms_z3_builds():
     f32 = z3raw.fp_sort(8, 24)
     assert f32 == z3.Float32()
