@@ -129,19 +129,9 @@ def _split_address(t) -> tuple[int, Any]:
     return base, off
 
 
-def _conjuncts(m) -> list:
-    out, stack = [], [m]
-    while stack:
-        t = stack.pop()
-        if z3.is_and(t):
-            stack.extend(t.children())
-        else:
-            out.append(t)
-    return out
-
-
 def _raw_conjuncts(mask, ctx) -> list:
-    """`_conjuncts` on raw ASTs, in the same order (a stack of nested `And`s)."""
+    """The conjuncts of raw Boolean `mask`: its nested `And`s flattened (a stack: the last
+    argument first), the rest as they are."""
     R = z3raw.read
     out, stack = [], [mask]
     while stack:
@@ -228,24 +218,36 @@ def _merged_new(value, mask):
 def _unless_zero(m, d):
     """`m` less its conjuncts `d != 0`: an increment by `d` under `m and d != 0` is the
     increment by `d` under `m` (adding zero changes nothing), the common `if (count)
-    atomicAdd(p, count)`. True when nothing else is left."""
-    def is_nonzero(lit) -> bool:
-        if z3.is_not(lit) and z3.is_eq(lit.arg(0)):
-            a, b = lit.arg(0).arg(0), lit.arg(0).arg(1)
-        elif z3.is_app_of(lit, z3.Z3_OP_DISTINCT) and lit.num_args() == 2:
-            a, b = lit.arg(0), lit.arg(1)
-        else:
-            return False
-        return (a.eq(d) and _is_zero(b)) or (b.eq(d) and _is_zero(a))
+    atomicAdd(p, count)`. True when nothing else is left. (On raw ASTs: a histogram asks
+    this for every lane of every atomic.)"""
+    ctx, R = m.ctx_ref(), z3raw.read
+    d_id = R.ast_id(ctx, d.as_ast())
 
-    lits = _conjuncts(m)
+    def is_zero(t) -> bool:
+        return R.ast_kind(ctx, t) == z3.Z3_NUMERAL_AST and R.numeral(ctx, t) == b"0"
+
+    def is_nonzero(lit) -> bool:
+        kind = z3raw.app_kind(ctx, lit)
+        if kind == z3.Z3_OP_NOT:
+            lit = R.app_arg(ctx, lit, 0)
+            if z3raw.app_kind(ctx, lit) != z3.Z3_OP_EQ:
+                return False
+        elif kind != z3.Z3_OP_DISTINCT or R.num_args(ctx, lit) != 2:
+            return False
+        a, b = R.app_arg(ctx, lit, 0), R.app_arg(ctx, lit, 1)
+        return (R.ast_id(ctx, a) == d_id and is_zero(b)) or \
+            (R.ast_id(ctx, b) == d_id and is_zero(a))
+
+    lits = _raw_conjuncts(m.as_ast(), ctx)
     keep = [lit for lit in lits if not is_nonzero(lit)]
     if len(keep) == len(lits):
         return m
-    return True if not keep else keep[0] if len(keep) == 1 else z3.And(keep)
+    kept = [z3raw.wrap(lit, m) for lit in keep]
+    return True if not kept else kept[0] if len(kept) == 1 else z3.And(kept)
 
 
 _ZEROS: dict[int, Any] = {}
+_PROBES: dict[int, tuple] = {}
 
 
 def _zero(w: int):
@@ -255,8 +257,28 @@ def _zero(w: int):
     return z
 
 
-def _is_zero(t) -> bool:
-    return z3.is_bv_value(t) and t.as_long() == 0
+def _probes(w: int) -> tuple:
+    """Two fresh constants of `w` bits that `SymbolicPort._delta` applies an update to."""
+    hit = _PROBES.get(w)
+    if hit is None:
+        hit = _PROBES[w] = (z3.BitVec(f"keq!atomic-old-{w}", w),
+                            z3.BitVec(f"keq!atomic-other-old-{w}", w))
+    return hit
+
+
+def _difference(new, probe):
+    """`new - probe` as a term: the other argument when `new` is the add `probe + v` (the
+    term a guard on v mentions), else simplified; None when `new` is a number."""
+    if _concrete(new):
+        return None
+    ctx, R = new.ctx_ref(), z3raw.read
+    raw = new.as_ast()
+    if z3raw.app_kind(ctx, raw) == z3.Z3_OP_BADD and R.num_args(ctx, raw) == 2:
+        probe_id = R.ast_id(ctx, probe.as_ast())
+        for i in (0, 1):
+            if R.ast_id(ctx, R.app_arg(ctx, raw, i)) == probe_id:
+                return z3raw.wrap(R.app_arg(ctx, raw, 1 - i), new)
+    return z3.simplify(new - probe)
 
 
 def _guarded(m, new, old, delta, w: int):
@@ -777,23 +799,18 @@ class SymbolicPort:
 
     @staticmethod
     def _delta(update, lane: int, w: int):
-        """`d` when `update(old) == old + d` for every old (d not mentioning old), else None:
-        found by applying the update to a fresh constant and simplifying the difference."""
-        probe = z3.BitVec(f"keq!atomic-old-{w}", w)
-        new = update(SymbolicDomain(1), [probe], [lane])[0]
-        if _concrete(new):
-            return None
-        d = None
-        if z3.is_app_of(new, z3.Z3_OP_BADD) and new.num_args() == 2:
-            # old + v as the add built it: v itself (the term a guard on v mentions)
-            d = next((new.arg(1 - i) for i in (0, 1) if new.arg(i).eq(probe)), None)
+        """`d` when `update(old) == old + d` for every old (d not mentioning old), else None.
+        The update is applied to two fresh constants, `p` and `q`, and the difference read
+        off each (`_difference`): when both are the very same term it mentions neither
+        constant, since z3 hash-conses and a term built from `p` that mentions `p` is not
+        one built from `q` (no walk over the difference, which for a histogram's merge is
+        a sum over every lane of its block)."""
+        p, q = _probes(w)
+        d = _difference(update(SymbolicDomain(1), [p], [lane])[0], p)
         if d is None:
-            d = z3.simplify(new - probe)
-        # `d` must not mention the old word: substituting it away changes nothing then
-        # (z3 hash-conses, so an unchanged term is the very same term).
-        if not z3.substitute(d, (probe, _zero(w))).eq(d):
             return None
-        return d
+        e = _difference(update(SymbolicDomain(1), [q], [lane])[0], q)
+        return d if e is not None and e.eq(d) else None
 
     def preset(self, space: str, address: int, nbytes: int, value) -> None:
         """Place a (symbolic) word in memory before a run, e.g. a symbolic input element."""

@@ -74,6 +74,10 @@ def test_a_nonzero_guard_on_the_increment_itself_is_dropped():
     other = z3.BitVec("other", 32)
     m = z3.And(e, z3.Not(other == 0))
     assert _unless_zero(m, c).eq(m)                    # a guard on something else stays
+    f = z3.Bool("f")                                   # `c != 0` as z3 builds it: Distinct
+    assert _unless_zero(z3.And(e, c != 0, f), c).eq(z3.And(f, e))
+    assert _unless_zero(z3.And(e, z3.BitVecVal(0, 32) != c), c).eq(e)
+    assert _unless_zero(z3.And(e, c != 1), c).eq(z3.And(e, c != 1))   # not a zero test
 
 
 def test_an_increment_is_recognized_only_when_it_does_not_read_the_old_word():
@@ -84,6 +88,11 @@ def test_an_increment_is_recognized_only_when_it_does_not_read_the_old_word():
     # old + old, and an exchange, are not increments by a term of their own
     assert SymbolicPort._delta(lambda d, old, lanes: [old[0] + old[0]], 0, 32) is None
     assert SymbolicPort._delta(lambda d, old, lanes: [b], 0, 32) is None
+    assert SymbolicPort._delta(lambda d, old, lanes: [b + old[0]], 0, 32).eq(b)
+    # a difference that reads the old word, found by the add's shape or by simplification
+    assert SymbolicPort._delta(lambda d, old, lanes: [old[0] + (old[0] & b)], 0, 32) is None
+    assert SymbolicPort._delta(lambda d, old, lanes: [old[0] * 3], 0, 32) is None
+    assert SymbolicPort._delta(lambda d, old, lanes: [7], 0, 32) is None
 
 
 def _sums():
