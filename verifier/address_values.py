@@ -132,6 +132,9 @@ def _tests(var, vals: np.ndarray, out: set[int]) -> dict[int, Any]:
     that give k (exact: the offset depends on `var` alone, and `vals[v]` is the offset at v).
     Two kernels that compute one index with other widths or operations (a 64-bit global
     offset and a 32-bit shared one) then guard their accesses with the very same term."""
+    if len(out) == vals.size:
+        # one value of `var` per offset (an index scaled and moved): `vals[v]` is v's offset
+        return dict(zip(vals.tolist(), _every_equality(var, vals.size)))
     tests: dict[int, Any] = {}
     equal = _equalities(var)
     order = np.argsort(vals, kind="stable")
@@ -147,6 +150,19 @@ def _tests(var, vals: np.ndarray, out: set[int]) -> dict[int, Any]:
 
 _NUMERALS: dict[tuple[int, int], Any] = {}
 _EQUALITIES: dict[int, tuple[Any, dict[int, Any]]] = {}
+_EVERY: dict[int, tuple[Any, list]] = {}
+
+
+def _every_equality(var, n: int) -> list:
+    """[`var == v` for v in range(n)], the terms `_equalities` builds, kept per `var` (the
+    second kernel to read an input byte finds its 256 tests in one lookup)."""
+    hit = _EVERY.get(var.get_id())
+    if hit is None or not hit[0].eq(var) or len(hit[1]) != n:
+        if len(_EVERY) > 1 << 16:
+            _EVERY.clear()
+        equal = _equalities(var)
+        hit = _EVERY[var.get_id()] = (var, [equal(v) for v in range(n)])
+    return hit[1]
 
 
 def _equalities(var):

@@ -570,6 +570,23 @@ class SymbolicPort:
         self._write(arr, flat, nbytes, pending)
         pending.gen = self.writes[region]
 
+    def _add_at_each(self, places: list, tests: dict, step, zero, nbytes: int, w: int) -> None:
+        """`_add` of `If(tests[k], step, zero)` at each place `(k, arr, flat, ...)`: a
+        histogram lane's increment of every bin, 131,072 per kernel. The common case, a
+        word already summing with no write to its region since, is taken here."""
+        words, writes, mk = self.words, self.writes, z3raw.If
+        region = arr = None
+        for k, arr_k, f, _, _ in places:
+            if arr_k is not arr:
+                arr, region = arr_k, _region(arr_k)
+            test = tests[k]
+            increment = mk(test, step, zero)
+            pending = words.get((region, f, nbytes))
+            if type(pending) is PendingSum and pending.gen == writes.get(region, 0):
+                pending.add(increment, (test, step, zero))
+            else:
+                self._add(arr, f, nbytes, increment, w, (test, step, zero))
+
     def _write(self, arr, flat: int, nbytes: int, value) -> None:
         region = _region(arr)
         self.writes[region] = self.writes.get(region, 0) + 1
@@ -767,12 +784,12 @@ class SymbolicPort:
                 step = delta if _concrete(c) else z3raw.If(c, delta, _zero(w))
             olds = {}
             tests, zero, unread = split.tests, _zero(w), x.result_unread
+            if delta is not None and unread:
+                self._add_at_each(split.places, tests, step, zero, nbytes, w)
+                continue
             for k, arr_k, f, ck, _ in split.places:
                 if delta is not None:
                     increment = z3raw.If(tests[k], step, zero)
-                    if unread:
-                        self._add(arr_k, f, nbytes, increment, w, (tests[k], step, zero))
-                        continue
                 old = _term(self._read(arr_k, f, nbytes), w)
                 if delta is None:
                     new = update(SymbolicDomain(1), [old], [lane])[0]

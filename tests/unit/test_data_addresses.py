@@ -34,6 +34,10 @@ def test_a_byte_index_takes_256_values_each_tested_on_the_byte():
     assert tests[12].eq(d == 3)                       # restated on the byte, whatever the width
     same = offset_values(z3.ZeroExt(24, d) * 4, True, {}, 1, 4096)   # a 32-bit one
     assert same[12].eq(tests[12])
+    down = offset_values((255 - z3.ZeroExt(56, d)) * 4, True, {}, 1, 4096)   # bins reversed
+    assert down[0].eq(d == 255) and down[1020].eq(d == 0) and down[12].eq(d == 252)
+    pairs = offset_values(z3.ZeroExt(56, z3.LShR(d, 1)) * 4, True, {}, 1, 4096)  # two per bin
+    assert len(pairs) == 128 and pairs[4].eq(z3.Or(d == 2, d == 3))
 
 
 def test_a_byte_of_a_wider_word_is_read_in_its_bits():
