@@ -2,7 +2,8 @@
 the 1-D pairs, the histograms, the transposes and the k16 and real-mode matmuls with indexed
 buffers; the buggy matmuls, refuted by a shape probed before the costly launch; the
 real-mode matmul also at a fixed shape; softmax at a fixed shape), the
-stages, solver queries and total time; symbolic launch shapes against enumerating the same
+stages, solver queries and total time (and the whole process's, start to exit, as a user waits
+for `keq verify`); symbolic launch shapes against enumerating the same
 shapes one by one; z3 alone against the solver portfolio on the floating-point pairs (random
 testing off, so the solvers do the work); and how the whole-claim time grows with the size
 bound of an elementwise kernel and of the int32 reduction.
@@ -23,7 +24,9 @@ time per allowed shape at the smallest bound (linear growth means a constant tim
 from __future__ import annotations
 
 import argparse
+import json
 import platform
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -104,23 +107,39 @@ def _pair_summary(path, shape) -> tuple:
             [(s.name, s.status, s.seconds, s.detail) for s in v.stages])
 
 
+# One pair in a fresh interpreter started as `keq` starts (its process ends as `keq`'s does,
+# without tearing its heap down): the summary comes back as JSON on stdout.
+_CHILD = """
+import json, sys
+sys.path.insert(0, {bench!r})
+from verify import _pair_summary
+from verifier.cli.main import leave
+print(json.dumps(_pair_summary({path!r}, {shape!r})))
+leave(0)
+"""
+
+
 def pairs_table(pairs) -> None:
     """Each pair in a fresh process, as `keq verify` runs: in one long process, later pairs
     pay for every earlier pair's z3 terms (the histogram: 9.5 s alone, 10.9 s after 20
-    others)."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    others). `total s` is the verification (the verdict's own figure); `wall s` the whole
+    process, interpreter start to exit, what a user waits for."""
     print(f"== corpus pairs (whole claim unless a shape is given; default settings, as `keq "
           f"verify` runs: {default_jobs()} process(es); each in a fresh process)")
     print(f"   {'pair':<40} {'claim':<22} {'shapes':>6} {'verdict':<15} {'expect':<15} "
-          f"{'solver q':>8} {'solver s':>8} {'total s':>8}")
+          f"{'solver q':>8} {'solver s':>8} {'total s':>8} {'wall s':>7}")
     for path, shape in pairs:
-        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
-            expect, kind, count, queries, solver_s, secs, stages = \
-                pool.submit(_pair_summary, path, shape).result()
+        code = _CHILD.format(bench=str(ROOT / "bench"), path=path, shape=shape)
+        start = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                              text=True)
+        wall = time.perf_counter() - start
+        if proc.returncode != 0:
+            raise SystemExit(f"{path}: the benchmark's process failed:\n{proc.stderr[-2000:]}")
+        expect, kind, count, queries, solver_s, secs, stages = json.loads(proc.stdout)
         shape_s = ",".join(f"{k}={x}" for k, x in shape.items()) or "whole"
         print(f"   {path:<40} {shape_s:<22} {count:>6} {kind:<15} {expect:<15} "
-              f"{queries:>8} {solver_s:>8.2f} {secs:>8.2f}", flush=True)
+              f"{queries:>8} {solver_s:>8.2f} {secs:>8.2f} {wall:>7.2f}", flush=True)
         for name, status, seconds, detail in stages:
             print(f"       {name:<20} {status:<10} {seconds:7.3f} s  {detail[:90]}")
 
