@@ -5,7 +5,8 @@
 Checks out REV (any git revision) into a temporary worktree and runs `keq verify --json` on
 each spec, alternating the two trees (REV first on odd repetitions, this tree first on even
 ones), each run in a fresh process. Prints, per spec and stage, the median seconds of each
-tree and their ratio (and the whole process, start to exit: what a user waits), and fails when the two trees reach different verdicts.
+tree and their ratio (and the whole process, start to exit: what a user waits), and fails
+when the two trees reach different verdicts.
 
 Why interleaved: on a shared VM the speed of the machine drifts by 1.5x and more within
 minutes (keq's vector add took 2.7 s in one session and 6.4 s in another, while a bare Python

@@ -66,7 +66,7 @@ def _leaving(body: str) -> subprocess.CompletedProcess:
     code = "import atexit, sys, threading, time\nfrom verifier.cli.main import leave\n" + body + \
         "\nsys.stdout.write('unflushed'); leave(1)\n"
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=K.parent, env=BUFFERED, timeout=60)
+                          cwd=K.parent, env=BUFFERED, timeout=60, check=False)
 
 
 def test_leaving_flushes_runs_the_exit_handlers_and_keeps_the_code():
@@ -83,10 +83,11 @@ def test_leaving_waits_for_a_running_thread_as_a_normal_exit_does():
 def test_the_console_script_prints_the_whole_report_and_exits_with_the_verdict(tmp_path):
     out = tmp_path / "report.txt"
     with out.open("w") as f:                # a file, not a pipe: the stream is block-buffered
-        code = subprocess.run([sys.executable, "-c", "from verifier.cli.main import entry; "
-                               "entry()", "verify", str(K / "vector_add/vec4_notail.toml"),
-                               "--set", "n=5"], stdout=f, stderr=subprocess.PIPE, text=True,
-                              cwd=K.parent, env=BUFFERED, timeout=120).returncode
+        script = "from verifier.cli.main import entry; entry()"
+        code = subprocess.run([sys.executable, "-c", script, "verify",
+                               str(K / "vector_add/vec4_notail.toml"), "--set", "n=5"],
+                              stdout=f, stderr=subprocess.PIPE, text=True, cwd=K.parent,
+                              env=BUFFERED, timeout=120, check=False).returncode
     text = out.read_text()
     assert code == 1 and text.startswith("claim ") and "verdict  NOT EQUIVALENT" in text
 
