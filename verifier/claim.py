@@ -10,7 +10,8 @@ import z3
 
 from semantics.machine.symbolic_run import SymBuffer
 from verifier.counterexample import _domain
-from verifier.spec import PairSpec, int_bounds, type_bits
+from verifier.spec import (CLAIM_NAMES, FLOAT_FORMATS, PairSpec, ParamSpec, float_bits,
+                           float_value, int_bounds, type_bits)
 
 
 def _launch_scalars(spec: PairSpec) -> set[str]:
@@ -84,8 +85,11 @@ def _symbolic_inputs(spec: PairSpec, env: dict[str, int],
             v = z3.BitVec(p.name, bits)
             variables[p.name] = (p.name, None, v)
             values[p.name] = v
+            if p.is_float:
+                constraints += _float_constraints(p, v)
+                continue
             dom = _domain(p)
-            if dom is not None and not p.is_float:
+            if dom is not None:
                 signed = p.type.startswith("s")
                 lo, hi = min(dom), max(dom)
                 le = (lambda a, b: a <= b) if signed else z3.ULE
@@ -94,6 +98,44 @@ def _symbolic_inputs(spec: PairSpec, env: dict[str, int],
                 if p.values is not None:
                     constraints.append(z3.Or([v == x for x in p.values]))
     return values, constraints, variables
+
+
+def _float_constraints(p: ParamSpec, v: z3.BitVecRef) -> list:
+    """What the claim says of a free float scalar, over its bits `v`: equal to the bit
+    pattern of one of its `values` (each rounded to the type: -0.0 and 0.0 are two values),
+    or within its `range` compared as floats (both ends rounded to the type; fp comparisons,
+    so NaN is in no range and -0.0 is in [0.0, 1.0]). The same rules as `ParamSpec.allows`,
+    which every concrete draw and replay is checked against."""
+    bits = type_bits(p.type)
+    if p.values is not None:
+        return [z3.Or([v == z3.BitVecVal(b, bits) for b in p.value_bits()])]
+    if p.range is None:
+        return []
+    sort = z3.FPSort(*FLOAT_FORMATS[p.type])
+    lo, hi = (z3.fpBVToFP(z3.BitVecVal(float_bits(p.type, x), bits), sort) for x in p.range)
+    x = z3.fpBVToFP(v, sort)
+    return [z3.fpLEQ(lo, x), z3.fpLEQ(x, hi)]
+
+
+def real_scalar_constraints(spec: PairSpec, reals: dict[str, Any]) -> list:
+    """`_float_constraints` for mode real, where a float scalar is the real `reals[name]`
+    (finite): one of its values, or within its range."""
+    out = []
+    for p in spec.scalars:
+        r = reals.get(p.name)
+        if r is None or not p.is_float or (p.values is None and p.range is None):
+            continue
+        if p.values is not None:
+            out.append(z3.Or([r == _real(float_value(p.type, b)) for b in p.value_bits()]))
+        else:
+            lo, hi = p.float_bounds()
+            out += [_real(lo) <= r, r <= _real(hi)]
+    return out
+
+
+def _real(x: float):
+    n, d = x.as_integer_ratio()
+    return z3.RealVal(n) / z3.RealVal(d)
 
 
 def claim_text(spec: PairSpec, fixed: dict[str, int]) -> str:
@@ -108,5 +150,9 @@ def claim_text(spec: PairSpec, fixed: dict[str, int]) -> str:
         else:
             parts.append(f"every {p.type} {p.name}")
     assume = "".join(f", assuming {a.text}" for a in spec.assume)
+    allow = f"; allowing {', '.join(spec.allow)}" if spec.allow else ""
+    targets = CLAIM_NAMES["target_assumptions"]
+    target = ("; assuming " + ", ".join(f"{n} ({targets[n]})" for n in spec.target_assumptions)
+              if spec.target_assumptions else "")
     return (f"{spec.name}: {spec.candidate.kernel} == {spec.reference.kernel} ({spec.mode}) "
-            f"for {', '.join(parts) or 'the launch'}{assume}, every input")
+            f"for {', '.join(parts) or 'the launch'}{assume}, every input{allow}{target}")

@@ -196,8 +196,9 @@ def test_portable_text_has_no_to_ieee_bv_and_a_standard_logic():
     assert ob.text.startswith("(set-logic QF_BVFP)\n")
     assert ob.text.endswith("(check-sat)\n")
     # One NaN-bits constant for the sort, one constant per distinct to_ieee_bv site.
-    assert ob.text.count("(declare-fun keq!nan!8!24 () (_ BitVec 32))") == 1
-    assert "keq!ieee!0" in ob.text and "keq!ieee!1" in ob.text and "keq!ieee!2" not in ob.text
+    assert ob.text.count("(declare-fun keq!aux!nan!8!24 () (_ BitVec 32))") == 1
+    assert "keq!aux!ieee!0" in ob.text and "keq!aux!ieee!1" in ob.text \
+        and "keq!aux!ieee!2" not in ob.text
     # The obligation's own declarations are the ones the caller wrote.
     assert [d.name for d in ob.decls] == ["x", "y", "z"]
     assert all(d.width == 32 for d in ob.decls)
@@ -264,7 +265,7 @@ def test_z3_only_obligation_keeps_z3_text():
 
 def test_reserved_prefix_is_rejected():
     with pytest.raises(ValueError, match="reserved"):
-        Obligation(bv("keq!x") == 1).text
+        Obligation(bv("keq!aux!x") == 1).text
 
 
 # -- the fp.to_ieee_bv rewriting ------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """Entry point: argument parsing, dispatch, and the error boundary that turns every keq error
-into `file:line:col: error: ...` on stderr and exit code 3."""
+into `file:line:col: error: ...` on stderr and exit code 3, and anything else (a bug in keq)
+into one line on stderr and exit code 4, so that a crash never reads as a verdict."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import multiprocessing
 import os
 import sys
 import threading
+import traceback
+from pathlib import Path
 from typing import Sequence
 
 from semantics import __version__
@@ -16,11 +19,16 @@ from semantics.errors import KeqError
 from verifier.cli import (check_cmd, fuzz_cmd, gate_cmd, parse_cmd, prove_cmd, run_cmd,
                           tv_cmd, verify_cmd)
 from verifier.gc_policy import collect_less
+from verifier.verdict import InternalError
 
 EXIT_OK = 0
 EXIT_NOT_EQUIVALENT = 1
 EXIT_INCONCLUSIVE = 2
 EXIT_BAD_INPUT = 3
+EXIT_INTERNAL = 4         # keq failed (an uncaught exception, or keq contradicted itself)
+
+EXIT_CODES = ("exit codes: 0 ok/equivalent, 1 not equivalent, 2 inconclusive, 3 bad input or "
+              "usage, 4 internal error (a bug in keq; set KEQ_DEBUG=1 for the traceback)")
 
 _COMMANDS = (parse_cmd, run_cmd, verify_cmd, fuzz_cmd, prove_cmd, check_cmd, gate_cmd, tv_cmd)
 
@@ -38,8 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="keq",
         description="keq proves an optimized GPU kernel equivalent to its reference, or finds "
                     "an input on which they differ.",
-        epilog="exit codes: 0 ok/equivalent, 1 not equivalent, 2 inconclusive, "
-               "3 bad input or usage",
+        epilog=EXIT_CODES,
     )
     parser.add_argument("--version", action="version", version=f"keq {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_ArgParser)
@@ -96,6 +103,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.stdout = _ReaderMayLeave(stdout)
     try:
         return args.run(args)
+    except InternalError as e:          # (a KeqError, but not the user's: keq's own)
+        return internal_error(e)
     except KeqError as e:
         print(e.render(), file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -111,8 +120,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as e:
+        return internal_error(e)
     finally:
         sys.stdout = stdout
+
+
+def internal_error(e: BaseException) -> int:
+    """Report a bug in keq: one line on stderr naming the exception and where it was raised
+    (the full traceback too with KEQ_DEBUG=1), and EXIT_INTERNAL. Exit 1 would read as "not
+    equivalent" in CI, and a traceback as a verdict nobody reads."""
+    if os.environ.get("KEQ_DEBUG") == "1":
+        traceback.print_exception(e, file=sys.stderr)
+    message = " ".join(str(e).split())
+    where = ""
+    frames = traceback.extract_tb(e.__traceback__)
+    if frames:
+        f = frames[-1]
+        where = f" (at {_short(f.filename)}:{f.lineno} in {f.name})"
+    print(f"keq: internal error (a bug in keq; please report it): {type(e).__name__}: "
+          f"{message}{where}", file=sys.stderr)
+    return EXIT_INTERNAL
+
+
+def _short(filename: str) -> str:
+    """A source path relative to the directory holding keq's packages, when it is there."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        return Path(filename).resolve().relative_to(root).as_posix()
+    except ValueError:
+        return filename
 
 
 def entry() -> None:

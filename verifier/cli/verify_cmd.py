@@ -7,6 +7,8 @@ import json
 import sys
 from dataclasses import replace
 
+import numpy as np
+
 from semantics.errors import KeqError
 from verifier.equiv import (EQUIVALENT, INCONCLUSIVE, NOT_EQUIVALENT, SHAPE_MODES, Verdict,
                             verify)
@@ -14,7 +16,7 @@ from verifier.counterexample import writers
 from verifier.inputs import parse_set, save_npz
 from verifier.parallel import default_jobs
 from verifier.solvers import DEFAULT_SOLVERS
-from verifier.spec import load_spec
+from verifier.spec import PairSpec, load_spec
 
 EXIT = {EQUIVALENT: 0, NOT_EQUIVALENT: 1, INCONCLUSIVE: 2}
 
@@ -31,7 +33,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "symbolic. A difference is reported only after it replays on the "
                     "emulator.",
         epilog="exit codes: 0 equivalent, 1 not equivalent, 2 inconclusive (never a pass: "
-               "the reason is printed), 3 bad spec, bad input or usage")
+               "the reason is printed), 3 bad spec, bad input or usage, 4 internal error (a "
+               "bug in keq, never a verdict; KEQ_DEBUG=1 prints its traceback)")
     p.add_argument("spec", metavar="SPEC.toml")
     p.add_argument("--set", metavar="NAME=VALUE", action="append", default=[], dest="sets",
                    help="fix a scalar param (repeatable): the claim is restricted to it")
@@ -159,18 +162,23 @@ def _report_text(v: Verdict, written: dict | None = None) -> None:
                           f"{written[(role, name, i)] or 'no thread (the initial contents)'}")
 
 
-def _report_json(v: Verdict, written: dict | None = None) -> dict:
+def _report_json(v: Verdict, written: dict | None = None,
+                 spec: PairSpec | None = None) -> dict:
     written = written or {}
     cex = v.counterexample
     return {
-        "claim": v.claim, "verdict": v.kind, "reasons": list(v.reasons),
+        "claim": v.claim,
+        # (the claim's named relaxations and target assumptions, `verifier.spec.CLAIM_NAMES`)
+        "allow": list(spec.allow) if spec is not None else [],
+        "target_assumptions": list(spec.target_assumptions) if spec is not None else [],
+        "verdict": v.kind, "reasons": list(v.reasons),
         "assumptions": list(v.assumptions), "launch_shapes": v.assignments,
         "coverage": v.coverage,
         "seconds": round(v.seconds, 3),
         "stages": [{"name": s.name, "status": s.status, "seconds": round(s.seconds, 4),
                     "detail": s.detail} for s in v.stages],
         "counterexample": None if cex is None else {
-            "scalars": {k: (float(x) if isinstance(x, float) else int(x))
+            "scalars": {k: (float(x) if isinstance(x, (float, np.floating)) else int(x))
                         for k, x in cex.scalars.items()},
             "note": cex.note,
             "shared_fill": cex.shared_fill,
@@ -206,7 +214,7 @@ def run(args: argparse.Namespace) -> int:
     written = {} if v.counterexample is None or not v.counterexample.differences else \
         writers(spec, v.counterexample)
     if args.json:
-        print(json.dumps(_report_json(v, written), indent=2))
+        print(json.dumps(_report_json(v, written, spec), indent=2))
     else:
         _report_text(v, written)
         if args.save_counterexample and v.counterexample is not None:

@@ -5,7 +5,9 @@ text, or (z3 only) a z3 Boolean term. The answer is one of sat | unsat | unknown
 error; only sat and unsat are definitive, and nothing but an `unsat` from a solver ever means
 "the claim holds". A backend never raises for a solver failure: it answers `error` with the
 reason in `detail`. For SAT the model maps each declared bit-vector constant of the obligation
-(auxiliary `keq!` constants excluded) to an int and each Boolean constant to a bool.
+to an int and each Boolean constant to a bool: the user's (`A[4]`) and keq's own
+(`keq!indexed!A!4`, `keq!u!...`) alike; only the translation's auxiliaries (`AUX_PREFIX`,
+`keq!aux!...`) are left out.
 """
 
 from __future__ import annotations

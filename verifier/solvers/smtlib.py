@@ -9,22 +9,22 @@ Portable text and `fp.to_ieee_bv`
 ---------------------------------
 z3 prints `fp.to_ieee_bv`, which is not SMT-LIB (the standard omits it because NaN has many
 bit patterns); bitwuzla and cvc5 reject it. The portable text replaces each distinct
-`fp.to_ieee_bv(t)` with a fresh bit-vector constant `keq!ieee!k` and adds, for each FP sort
-(e, s) that occurs under `fp.to_ieee_bv`, one fresh constant `keq!nan!e!s` with
+`fp.to_ieee_bv(t)` with a fresh bit-vector constant `keq!aux!ieee!k` and adds, for each FP
+sort (e, s) that occurs under `fp.to_ieee_bv`, one fresh constant `keq!aux!nan!e!s` with
 
-    (fp.isNaN ((_ to_fp e s) keq!nan!e!s))                                  ; a NaN pattern
-    (ite (fp.isNaN t) (= keq!ieee!k keq!nan!e!s) (= ((_ to_fp e s) keq!ieee!k) t))
+    (fp.isNaN ((_ to_fp e s) keq!aux!nan!e!s))                              ; a NaN pattern
+    (ite (fp.isNaN t) (= keq!aux!ieee!k keq!aux!nan!e!s) (= ((_ to_fp e s) keq!aux!ieee!k) t))
 
 This is z3's own meaning of `fp.to_ieee_bv` made explicit: for a non-NaN t, `to_fp` is a
 bijection between the non-NaN bit patterns and the non-NaN values (`=` is identity, so +0 and
--0 differ), so the second disjunct pins keq!ieee!k to the IEEE bits of t; for a NaN t, z3
+-0 differ), so the second disjunct pins keq!aux!ieee!k to the IEEE bits of t; for a NaN t, z3
 answers one unspecified NaN pattern per sort, the same for every NaN (checked by
 tests/unit/test_solvers.py against the installed z3). Hence the two formulas are
 equisatisfiable, and a model of either restricted to the obligation's own constants is a model
 of the other. The direction soundness needs holds unconditionally: from any model of phi, under
-ANY choice of the bits of NaN, setting keq!nan!e!s to that choice and keq!ieee!k to the value of
-`fp.to_ieee_bv(t)` satisfies the rewritten text, so "portable text UNSAT" implies "phi UNSAT"
-whatever a solver takes `fp.to_ieee_bv(NaN)` to be. keq's canonicalizing `ite(isNaN ...)`
+ANY choice of the bits of NaN, setting keq!aux!nan!e!s to that choice and keq!aux!ieee!k to the
+value of `fp.to_ieee_bv(t)` satisfies the rewritten text, so "portable text UNSAT" implies
+"phi UNSAT" whatever a solver takes `fp.to_ieee_bv(NaN)` to be. keq's canonicalizing `ite(isNaN ...)`
 around results is not needed for this argument.
 
 Every operator of the rewritten term is checked against a list of SMT-LIB standard operators;
@@ -41,7 +41,13 @@ from functools import cached_property
 
 import z3
 
-AUX_PREFIX = "keq!"
+# The translation's own auxiliary constants (`keq!aux!ieee!k`, `keq!aux!nan!e!s`) and only
+# they carry this prefix: it is refused in an obligation's own constants, and solvers' models
+# leave these out. keq's other constants (`keq!indexed!A!4`, `keq!u!...` for values the
+# hardware leaves unspecified) are ordinary constants of the obligation, in every model. No
+# user name can collide with either: spec param names are identifiers
+# ([A-Za-z_][A-Za-z_0-9]*, checked by the spec loader), which never contain `!`.
+AUX_PREFIX = "keq!aux!"
 
 _PORTABLE_KINDS = {getattr(z3, n) for n in """
 Z3_OP_TRUE Z3_OP_FALSE Z3_OP_EQ Z3_OP_DISTINCT Z3_OP_ITE Z3_OP_AND Z3_OP_OR Z3_OP_XOR Z3_OP_NOT
@@ -156,7 +162,7 @@ class Translation:
     portable: bool                  # False: z3-only (text is z3's dialect)
     reason: str                     # why z3-only; "" when portable
     logic: str
-    decls: tuple[Decl, ...]         # the obligation's own declarations (no keq! auxiliaries)
+    decls: tuple[Decl, ...]         # the obligation's own declarations (no AUX_PREFIX ones)
     fp_sorts: tuple[tuple[int, int], ...] = ()   # (ebits, sbits) of every FP sort used
 
 
@@ -207,7 +213,7 @@ def translate(phi: z3.BoolRef) -> Translation:
 
     # Rewrite fp.to_ieee_bv bottom-up (see the module docstring).
     new: dict[int, z3.ExprRef] = {}
-    ieee: dict[int, z3.BitVecRef] = {}       # rewritten t -> its keq!ieee!k
+    ieee: dict[int, z3.BitVecRef] = {}       # rewritten t -> its keq!aux!ieee!k
     nan: dict[tuple[int, int], z3.BitVecRef] = {}
     side: list[z3.BoolRef] = []
     for node in nodes:

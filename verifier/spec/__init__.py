@@ -12,6 +12,8 @@ Format (paths are relative to the TOML file)::
     mode = "bitexact"                  # required: bitexact | real
     expect = "equivalent"              # required: equivalent | not-equivalent | inconclusive
     assume = ["n % 4 == 0"]            # optional: predicates over integer scalar params
+    allow = ["benign-write-races"]     # optional: named relaxations of the claim
+    target_assumptions = ["f32-nan-canonical"]   # optional: named assumptions about the GPU
 
     [reference]                        # required, and [candidate] likewise
     ptx = "k.ptx"                      # required; must exist and parse
@@ -28,6 +30,15 @@ Format (paths are relative to the TOML file)::
     length = "n"                       # buffer only, required: elements, integer expression
     access = "in"                      # buffer only, required: in | out | inout | scratch
     # scalar = "s32"; range = [lo, hi] (inclusive) | values = [...] (scalar only, optional)
+    # a float scalar's range/values are finite numbers (ints or floats), each rounded to the
+    # type (round to nearest even); a value is one bit pattern (-0.0 is not 0.0), a range
+    # compares as floats (NaN is in none, -0.0 is in [0.0, 1.0]); float scalars may not
+    # appear in expressions
+
+`allow` and `target_assumptions` take the names of `model.CLAIM_NAMES` (each with the line the
+claim prints); unknown names are refused. A kernel declared `.reqntid` / `.maxntid` must be
+launched with that block shape / at most that many threads per block at every block shape the
+spec allows (`_Loader.launch_bounds`).
 
 Types: f16 bf16 f32 f64 s8 s16 s32 s64 u8 u16 u32 u64. In numpy a bf16 buffer is a uint16
 array of bit patterns; every other type maps to the numpy dtype of the same name.
@@ -59,15 +70,16 @@ from __future__ import annotations
 #   toml_locations  TomlPositions: TOML key paths -> line:col; located-error helpers
 #   model           PairSpec, Side, ParamSpec; the format's value sets; type helpers
 #   loading         load_spec / loads_spec: TOML -> checked PairSpec
-#   inputs          draw_scalars, scalar_value, random_buffer, make_inputs
+#   inputs          draw_scalars, scalar_value, first_allowed, random_buffer, make_inputs
 from verifier.spec.errors import SpecError
 from verifier.spec.expressions import Expr, ExprError, Node, parse_expr
-from verifier.spec.inputs import (DRAW_ATTEMPTS, draw_scalars, make_inputs, random_buffer,
-                                  scalar_value)
+from verifier.spec.inputs import (DRAW_ATTEMPTS, draw_scalars, first_allowed, make_inputs,
+                                  random_buffer, scalar_value)
 from verifier.spec.loading import (BUFFER_KEYS, SCALAR_KEYS, SIDE_KEYS, TOP_KEYS, load_spec,
                                    loads_spec)
-from verifier.spec.model import (ACCESS, EXPECTS, MODES, TYPES, PairSpec, ParamSpec, Side,
-                                 dtype_of, int_bounds, is_float_type, type_bits)
+from verifier.spec.model import (ACCESS, CLAIM_NAMES, EXPECTS, FLOAT_FORMATS, MODES, TYPES,
+                                 PairSpec, ParamSpec, Side, dtype_of, float_bits, float_value,
+                                 int_bounds, is_float_type, type_bits)
 from verifier.spec.toml_locations import Path_, TomlPositions
 
 __all__ = ["PairSpec", "Side", "ParamSpec", "Expr", "SpecError", "load_spec", "loads_spec",

@@ -8,7 +8,8 @@ from typing import Any, Mapping
 import numpy as np
 
 from semantics.errors import KeqError
-from verifier.spec.model import PairSpec, ParamSpec, int_bounds, type_bits
+from verifier.spec.model import (PairSpec, ParamSpec, float_bits, float_value, int_bounds,
+                                 type_bits)
 
 DRAW_ATTEMPTS = 10_000
 
@@ -19,8 +20,7 @@ def _draw_one(p: ParamSpec, rng: np.random.Generator):
         return scalar_value(p, v)
     if p.is_float:
         if p.range is not None:
-            lo, hi = p.range
-            return scalar_value(p, lo + (hi - lo) * rng.random())
+            return _draw_float(p, rng)
         bits = type_bits(p.type)
         raw = int(rng.integers(0, 1 << bits, dtype=np.uint64))
         return np.array([raw], dtype=f"<u{bits // 8}").view(p.dtype)[0]
@@ -28,11 +28,53 @@ def _draw_one(p: ParamSpec, rng: np.random.Generator):
     return int(lo + int(rng.integers(0, hi - lo + 1, dtype=np.uint64)))
 
 
+def _draw_float(p: ParamSpec, rng: np.random.Generator):
+    """A value of the type in p's range (both ends rounded to the type): an end one time in
+    four each, else uniform among the type's values between them (by bit pattern, so small
+    magnitudes and subnormals are drawn as often as any other value)."""
+    lo, hi = p.float_bounds()
+    pick = rng.random()
+    if pick < 0.25:
+        return scalar_value(p, lo)
+    if pick < 0.5:
+        return scalar_value(p, hi)
+    a, b = _order(p.type, lo), _order(p.type, hi)
+    k = a + int(rng.integers(0, 1 << 62)) % (b - a + 1)
+    return scalar_value(p, float_value(p.type, _unorder(p.type, k)))
+
+
+def _order(type_name: str, x: float) -> int:
+    """A float's rank among the type's values (monotonic; -0.0 and 0.0 share rank 0)."""
+    bits = float_bits(type_name, x)
+    sign = 1 << (type_bits(type_name) - 1)
+    return -(bits & (sign - 1)) if bits & sign else bits
+
+
+def _unorder(type_name: str, k: int) -> int:
+    return (1 << (type_bits(type_name) - 1)) | -k if k < 0 else k
+
+
 def scalar_value(p: ParamSpec, v):
-    """A scalar as the value keq passes: a Python int, or a numpy float of the param's type."""
-    if p.is_float:
-        return p.dtype.type(v)
-    return int(v)
+    """A scalar as the value keq passes: a Python int, or a numpy float of the param's type
+    (bf16, which numpy lacks: its uint16 bit pattern). A number is rounded to the type; an
+    integer given for a bf16 param is taken as the bit pattern it already is."""
+    if not p.is_float:
+        return int(v)
+    if p.type == "bf16":
+        if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+            return np.uint16(int(v))
+        return np.uint16(float_bits("bf16", v))
+    return p.dtype.type(v)
+
+
+def first_allowed(p: ParamSpec):
+    """A scalar's first allowed value, as keq passes it: its first `values` entry, the low
+    end of its range (for a float: rounded to the type, which the range includes), or 0."""
+    if p.values is not None:
+        return scalar_value(p, p.values[0])
+    if p.range is not None:
+        return scalar_value(p, p.range[0])
+    return scalar_value(p, 0.0 if p.is_float else 0)
 
 
 def draw_scalars(spec: PairSpec, rng: np.random.Generator,

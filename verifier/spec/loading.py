@@ -4,6 +4,7 @@ not accepted is a located `SpecError`."""
 
 from __future__ import annotations
 
+import itertools
 import re
 import tomllib
 from pathlib import Path
@@ -12,11 +13,13 @@ from typing import Any
 from semantics.errors import KeqError, SourceLoc
 from verifier.spec.errors import SpecError
 from verifier.spec.expressions import _FUNCS, _KEYWORDS, Expr, ExprError, Node, parse_expr
-from verifier.spec.model import (ACCESS, EXPECTS, MODES, TYPES, PairSpec, ParamSpec, Side,
-                                 int_bounds, is_float_type, type_bits)
+from verifier.spec.model import (ACCESS, CLAIM_NAMES, EXPECTS, MODES, TYPES, PairSpec,
+                                 ParamSpec, Side, float_bits, float_value, int_bounds,
+                                 is_float_type, type_bits)
 from verifier.spec.toml_locations import _Ctx, _where
 
-TOP_KEYS = ("name", "description", "mode", "expect", "assume", "reference", "candidate", "param")
+TOP_KEYS = ("name", "description", "mode", "expect", "assume", "allow", "target_assumptions",
+            "reference", "candidate", "param")
 SIDE_KEYS = ("ptx", "sass", "cubin", "kernel", "grid", "block", "args", "dynamic_shared")
 BUFFER_KEYS = ("name", "buffer", "length", "access")
 SCALAR_KEYS = ("name", "scalar", "range", "values")
@@ -164,6 +167,8 @@ class _Loader:
                                    f"{_tname(v)}", pth)
                 assume.append(self.expr(v, pth, predicate=True, scalars=int_scalars,
                                         what="assumption"))
+        allow, targets = self.names("allow"), self.names("target_assumptions")
+        self.assume = tuple(assume)
         ref = self.side("reference", params, int_scalars)
         cand = self.side("candidate", params, int_scalars)
         if ref.args is not None or cand.args is not None:
@@ -173,7 +178,21 @@ class _Loader:
                     raise self.err(f"param {p.name!r} is passed to neither kernel (add it to "
                                    f"an `args` list or remove it)", ("param", i, "name"))
         return PairSpec(self.ctx.path, name, mode, expect, tuple(assume), description, ref,
-                        cand, params)
+                        cand, params, allow, targets)
+
+    def names(self, key: str) -> tuple[str, ...]:
+        """`allow` / `target_assumptions`: a list of names from `CLAIM_NAMES[key]`."""
+        if key not in self.doc:
+            return ()
+        allowed = CLAIM_NAMES[key]
+        v = self.typed(self.doc[key], (key,), list, "a list of name strings", key)
+        for j, x in enumerate(v):
+            if not isinstance(x, str) or x not in allowed:
+                what = repr(x) if isinstance(x, str) else _tname(x)
+                raise self.err(f"{key} names {what}, which is not one keq knows (allowed: "
+                               + "; ".join(f"{n}: {d}" for n, d in allowed.items()) + ")",
+                               (key, j))
+        return tuple(dict.fromkeys(v))
 
     def params(self) -> list[ParamSpec]:
         d = self.doc
@@ -220,40 +239,63 @@ class _Loader:
                 if typ not in TYPES:
                     raise self.err(f"unknown scalar type {typ!r} (types: {', '.join(TYPES)})",
                                    path + ("scalar",))
-                rng, vals = None, None
-                num = (int, float) if is_float_type(typ) else int
-                numname = "numbers" if is_float_type(typ) else "integers"
-                if "range" in t and "values" in t:
-                    raise self.err(f"{what} has both 'range' and 'values'; give one",
-                                   path + ("values",), prefer="key")
-                if "range" in t:
-                    r = t["range"]
-                    if (not isinstance(r, list) or len(r) != 2
-                            or any(isinstance(x, bool) or not isinstance(x, num) for x in r)):
-                        raise self.err(f"range of {name!r} must be [lo, hi], two {numname}",
-                                       path + ("range",))
-                    if r[0] > r[1]:
-                        raise self.err(f"range of {name!r} is empty: {r[0]} > {r[1]}",
-                                       path + ("range",))
-                    for j, x in enumerate(r):
-                        self._in_type(x, typ, path + ("range", j), name)
-                    rng = (r[0], r[1])
-                if "values" in t:
-                    v = t["values"]
-                    if not isinstance(v, list) or not v:
-                        raise self.err(f"values of {name!r} must be a non-empty list",
-                                       path + ("values",))
-                    for j, x in enumerate(v):
-                        if isinstance(x, bool) or not isinstance(x, num):
-                            raise self.err(f"values of {name!r} must be {numname}, found "
-                                           f"{_tname(x)}", path + ("values", j))
-                        self._in_type(x, typ, path + ("values", j), name)
-                    vals = tuple(dict.fromkeys(v))
+                rng, vals = self.scalar_domain(t, path, typ, name)
                 out.append(ParamSpec(name, "scalar", typ, None, None, rng, vals))
         return out
 
+    def scalar_domain(self, t: dict, path: tuple, typ: str, name: str):
+        """(range, values) of a scalar param, each None when not given. A float scalar's
+        numbers are stored as Python floats (they are rounded to the type where used)."""
+        what = f"param {name!r}"
+        rng, vals = None, None
+        num = (int, float) if is_float_type(typ) else int
+        numname = "numbers" if is_float_type(typ) else "integers"
+        conv = float if is_float_type(typ) else int
+        if "range" in t and "values" in t:
+            raise self.err(f"{what} has both 'range' and 'values'; give one",
+                           path + ("values",), prefer="key")
+        if "range" in t:
+            r = t["range"]
+            if (not isinstance(r, list) or len(r) != 2
+                    or any(isinstance(x, bool) or not isinstance(x, num) for x in r)):
+                raise self.err(f"range of {name!r} must be [lo, hi], two {numname}",
+                               path + ("range",))
+            for j, x in enumerate(r):
+                self._in_type(x, typ, path + ("range", j), name)
+            if r[0] > r[1]:
+                raise self.err(f"range of {name!r} is empty: {r[0]} > {r[1]}",
+                               path + ("range",))
+            rng = (conv(r[0]), conv(r[1]))
+        if "values" in t:
+            v = t["values"]
+            if not isinstance(v, list) or not v:
+                raise self.err(f"values of {name!r} must be a non-empty list",
+                               path + ("values",))
+            for j, x in enumerate(v):
+                if isinstance(x, bool) or not isinstance(x, num):
+                    raise self.err(f"values of {name!r} must be {numname}, found "
+                                   f"{_tname(x)}", path + ("values", j))
+                self._in_type(x, typ, path + ("values", j), name)
+            # (floats: one entry per bit pattern, so -0.0 and 0.0 are two values, and two
+            # spellings of one value are one)
+            seen: dict = {}
+            for x in v:
+                seen.setdefault(float_bits(typ, x) if is_float_type(typ) else x, conv(x))
+            vals = tuple(seen.values())
+        return rng, vals
+
     def _in_type(self, x, typ: str, path: tuple, name: str) -> None:
         if is_float_type(typ):
+            # A float claim covers finite values only: NaN has many bit patterns and compares
+            # false (a NaN bound is an empty range), and certificates hold JSON numbers.
+            if isinstance(x, float) and (x != x or x in (float("inf"), float("-inf"))):
+                raise self.err(f"{x} is not a finite number ({name!r} is {typ}; give finite "
+                               f"bounds and values)", path)
+            big = float_value(typ, float_bits(typ, x))
+            if big in (float("inf"), float("-inf")):
+                top = float_value(typ, float_bits(typ, float("inf")) - 1)
+                raise self.err(f"{x} is outside the {typ} range of {name!r} (it rounds to "
+                               f"{big}; the largest finite {typ} is {top!r})", path)
             return
         lo, hi = int_bounds(typ)
         if not lo <= x <= hi:
@@ -307,8 +349,70 @@ class _Loader:
                 where = path + ("args", j) if args is not None else ("param", names.index(n), "name")
                 raise self.err(f"param {n!r} is {what_p} but .entry {kernel} parameter "
                                f"{j} ({kp.name}) is .{kp.type.name} ({bits} bits)", where)
+        self.launch_bounds(role, kernel, fn.directives, dims["block"], int_scalars)
         return Side(role, ptx, kernel, dims["grid"], dims["block"], args, sass, dyn,
                     tuple(arg_names), module)
+
+    def launch_bounds(self, role: str, kernel: str, directives, block: tuple[Expr, ...],
+                      int_scalars: dict) -> None:
+        """A kernel declared `.reqntid` launched with another block shape, or `.maxntid`
+        launched with more threads per block than the product of its extents, does not launch
+        on a GPU (PTX ISA 11.4.2-3: .maxntid bounds the total number of threads, not each
+        dimension; .reqntid fixes every dimension, the ones not given being 1): an error
+        about the spec. Checked at every block shape `block_shapes` lists."""
+        bounds = [d for d in directives if d.name in ("maxntid", "reqntid") and d.values]
+        if not bounds:
+            return
+        for env, shape in self.block_shapes(block, int_scalars):
+            threads = shape[0] * shape[1] * shape[2]
+            at = (" at " + ", ".join(f"{k}={v}" for k, v in env.items())) if env else ""
+            for d in bounds:
+                want = tuple(d.values) + (1,) * (3 - len(d.values))
+                declared = f"the {role} kernel {kernel} is declared .{d.name} " \
+                           f"{', '.join(map(str, d.values))}"
+                if d.name == "maxntid" and threads > want[0] * want[1] * want[2]:
+                    raise self.err(f"{declared} but the spec launches it with {threads} "
+                                   f"threads per block{at}", (role, "block"), prefer="key")
+                if d.name == "reqntid" and shape != want:
+                    raise self.err(f"{declared} but the spec launches it with block "
+                                   f"{', '.join(map(str, shape))} ({threads} threads per "
+                                   f"block){at}", (role, "block"), prefer="key")
+
+    # Block shapes that depend on scalars are checked at every combination of those scalars'
+    # allowed values (under the `assume`s about them alone) up to this many; past it, at the
+    # combinations of each scalar's least and greatest value only.
+    BLOCK_SHAPES = 4096
+
+    def block_shapes(self, block: tuple[Expr, ...], int_scalars: dict):
+        """(scalar values, (x, y, z)) for the block shapes the spec can launch (see
+        `BLOCK_SHAPES`); shapes where an entry is not a positive integer (a division by zero)
+        are left to the launch, which reports them."""
+        names = sorted(set().union(*(e.names for e in block)))
+        axes = [self._axis(int_scalars[n]) for n in names]
+        total = 1
+        for a in axes:          # (len() of a range past 2**63 values raises: count it here)
+            total *= a[-1] - a[0] + 1 if isinstance(a, range) else len(a)
+        if total > self.BLOCK_SHAPES:
+            axes = [sorted({a[0], a[-1]}) for a in axes]
+        alone = [a for a in self.assume if a.names <= set(names)]
+        for combo in itertools.product(*axes):
+            env = dict(zip(names, combo))
+            try:
+                if not all(a.eval(env) for a in alone):
+                    continue
+                dims = [e.eval(env) for e in block]
+            except KeqError:
+                continue
+            if all(isinstance(v, int) and v >= 1 for v in dims):
+                yield env, tuple(dims + [1] * (3 - len(dims)))
+
+    @staticmethod
+    def _axis(p: ParamSpec):
+        """An integer scalar's allowed values (a range object, never a list, when large)."""
+        if p.values is not None:
+            return sorted(p.values)
+        lo, hi = p.range if p.range is not None else int_bounds(p.type)
+        return range(lo, hi + 1)
 
     def launch_keys(self, role: str, params, int_scalars: dict):
         """kernel, grid, block, args, arg_names, dynamic_shared of a side (any ISA)."""

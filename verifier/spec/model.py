@@ -4,7 +4,9 @@ mapping a spec type to numpy and to its bit width and integer bounds."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -21,6 +23,24 @@ TYPES = ("f16", "bf16", "f32", "f64", "s8", "s16", "s32", "s64", "u8", "u16", "u
 _DTYPES = {"f16": np.float16, "bf16": np.uint16, "f32": np.float32, "f64": np.float64,
            "s8": np.int8, "s16": np.int16, "s32": np.int32, "s64": np.int64,
            "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64}
+
+
+# The named relaxations (`allow`) and target assumptions (`target_assumptions`) a spec may
+# state, by key, each with the one line the claim prints for it. The only place they are
+# defined: the loader, the claim line, --json and certificates all read them from here.
+CLAIM_NAMES: dict[str, dict[str, str]] = {
+    "allow": {
+        "benign-write-races": "two threads storing the same value to one address without "
+                              "synchronisation are not reported as a race",
+    },
+    "target_assumptions": {
+        "f32-nan-canonical": "every f32 NaN result is 0x7FFFFFFF",
+        "f16-nan-canonical": "every f16/bf16 NaN result is 0x7FFF",
+    },
+}
+
+# (exponent bits, significand bits with the hidden bit) of each float type: z3's FPSort
+FLOAT_FORMATS = {"f16": (5, 11), "bf16": (8, 8), "f32": (8, 24), "f64": (11, 53)}
 
 
 def dtype_of(type_name: str) -> np.dtype:
@@ -41,6 +61,56 @@ def int_bounds(type_name: str) -> tuple[int, int]:
 
 def is_float_type(type_name: str) -> bool:
     return type_name[0] in "fb"
+
+
+def float_bits(type_name: str, x) -> int:
+    """The bit pattern of the number `x` (an int or a float, exactly) rounded to the float
+    type with round-to-nearest-even: what a spec's float literal means (NaN: the canonical
+    quiet NaN; too large: infinity). Exact rational arithmetic, so there is no double rounding
+    through f64 (bf16 and ints past 2**53)."""
+    e, s = FLOAT_FORMATS[type_name]
+    x = int(x) if isinstance(x, (int, np.integer)) else float(x)   # (numpy: exact)
+    inf = ((1 << e) - 1) << (s - 1)
+    if isinstance(x, float) and math.isnan(x):
+        return inf | 1 << (s - 2)
+    negative = x < 0 if isinstance(x, int) else math.copysign(1.0, x) < 0
+    sign = 1 << (e + s - 1) if negative else 0
+    if isinstance(x, float) and math.isinf(x):
+        return sign | inf
+    num, den = abs(Fraction(x)).as_integer_ratio()
+    if num == 0:
+        return sign
+    bias = (1 << (e - 1)) - 1
+    exp = num.bit_length() - den.bit_length()       # 2**exp <= |x| < 2**(exp + 1), or one less
+    if (num << max(0, -exp)) < (den << max(0, exp)):
+        exp -= 1
+    exp = max(exp, 1 - bias)                         # subnormals share the least exponent
+    shift = exp - (s - 1)                            # the weight of the last significand bit
+    d = den << max(0, shift)
+    q, r = divmod(num << max(0, -shift), d)
+    if 2 * r > d or (2 * r == d and q & 1):
+        q += 1
+    if q == 1 << s:                                  # rounded up to the next binade
+        q, exp = q >> 1, exp + 1
+    if exp > bias:
+        return sign | inf
+    if q < 1 << (s - 1):
+        return sign | q                              # subnormal (exponent field 0)
+    return sign | (exp + bias) << (s - 1) | (q - (1 << (s - 1)))
+
+
+def float_value(type_name: str, bits: int) -> float:
+    """The value of a bit pattern of a float type as a Python float (exact: every f16, bf16
+    and f32 value is an f64 value)."""
+    e, s = FLOAT_FORMATS[type_name]
+    sign = -1.0 if bits >> (e + s - 1) & 1 else 1.0
+    field_, man = bits >> (s - 1) & ((1 << e) - 1), bits & ((1 << (s - 1)) - 1)
+    if field_ == (1 << e) - 1:
+        return math.copysign(math.inf, sign) if man == 0 else math.nan
+    bias = (1 << (e - 1)) - 1
+    if field_ == 0:
+        return math.copysign(math.ldexp(man, 2 - bias - s), sign)
+    return math.copysign(math.ldexp(man | 1 << (s - 1), field_ - bias - s + 1), sign)
 
 
 @dataclass(frozen=True)
@@ -79,14 +149,17 @@ class ParamSpec:
         return n
 
     def allows(self, value) -> bool:
-        """Whether a scalar value is in this param's range/values (and its type)."""
+        """Whether a scalar value is in this param's range/values (and its type). A float
+        scalar is compared by bit pattern with `values` (so -0.0 is not 0.0) and as a float
+        with `range` (so NaN is never in one, and -0.0 is in [0.0, 1.0]); see `bits_of`."""
         if self.is_float:
-            v = float(value)
+            if self.values is None and self.range is None:
+                return True
+            bits = self.bits_of(value)
             if self.values is not None:
-                return any(v == float(x) or (v != v and x != x) for x in self.values)
-            if self.range is not None:
-                return self.range[0] <= v <= self.range[1]
-            return True
+                return bits in self.value_bits()
+            lo, hi = self.float_bounds()
+            return lo <= float_value(self.type, bits) <= hi
         if isinstance(value, (float, np.floating)) or not isinstance(value, (int, np.integer)):
             return False
         v = int(value)
@@ -98,6 +171,47 @@ class ParamSpec:
         if self.range is not None:
             return self.range[0] <= v <= self.range[1]
         return True
+
+    def bits_of(self, value) -> int:
+        """The bit pattern of a float scalar value as keq passes it: a numpy float of the
+        param's type as it stands; a bf16 integer is already a bit pattern (numpy has no
+        bf16: keq carries bf16 as uint16 bits); any other number rounded to the type."""
+        if isinstance(value, np.floating) and value.dtype == self.dtype:
+            return int(np.array([value]).view(f"u{self.dtype.itemsize}")[0])
+        if self.type == "bf16" and isinstance(value, (int, np.integer)) \
+                and not isinstance(value, bool):
+            return int(value) & 0xFFFF
+        return float_bits(self.type, value)
+
+    def only_value(self):
+        """The one value the claim allows this scalar, or None: an int, or a float of the
+        type (a float range [x, x] allows one value unless x is a zero: -0.0 and 0.0 both
+        lie in [0.0, 0.0])."""
+        if self.values is not None and len(self.values) == 1:
+            v = self.values[0]
+        elif self.range is not None and self.range[0] == self.range[1]:
+            v = self.range[0]
+            if self.is_float and float(v) == 0.0:
+                return None
+        else:
+            return None
+        if not self.is_float:
+            return int(v)
+        if self.type == "bf16":
+            return float_bits(self.type, v)          # (keq carries bf16 as its bits)
+        return np.array([float_value(self.type, float_bits(self.type, v))],
+                        dtype=self.dtype)[0]
+
+    def value_bits(self) -> tuple[int, ...]:
+        """A float scalar's `values` as bit patterns, each rounded to the type."""
+        return tuple(float_bits(self.type, x) for x in self.values or ())
+
+    def float_bounds(self) -> tuple[float, float]:
+        """A float scalar's `range` with both ends rounded to the type (exact as floats): the
+        range the claim covers is the type's values between them."""
+        lo, hi = self.range if self.range is not None else (-math.inf, math.inf)
+        return (float_value(self.type, float_bits(self.type, lo)),
+                float_value(self.type, float_bits(self.type, hi)))
 
     def describe_domain(self) -> str:
         if self.values is not None:
@@ -154,6 +268,9 @@ class PairSpec:
     reference: Side
     candidate: Side
     params: tuple[ParamSpec, ...]
+    # Named relaxations of the claim and assumptions about the target GPU (`CLAIM_NAMES`)
+    allow: tuple[str, ...] = ()
+    target_assumptions: tuple[str, ...] = ()
 
     def side(self, role: str) -> Side:
         if role not in ("reference", "candidate"):
