@@ -58,7 +58,14 @@ def test_json_report(capsys):
 def test_real_mode_prints_its_default_tolerance(capsys):
     rc = main(["fuzz", str(K / "saxpy/fma_real.toml"), "--examples", "5"])
     out = capsys.readouterr().out
-    assert rc == 0 and "tolerance rel:1e-05" in out
+    assert rc == 0 and "tolerance auto:4," in out
+    line, = [x for x in out.splitlines() if x.startswith("  tolerance auto:4 (derived)")]
+    assert "4 * n * (u * max(|ref|, |cand|, S_n) + eta)" in line and "2^-24 for f32" in line
+    assert "reference 2, candidate 1" in line          # mul + add against one fma
+    rc = main(["fuzz", str(K / "saxpy/fma_real.toml"), "--examples", "5",
+               "--tolerance", "rel:1e-5"])
+    out = capsys.readouterr().out
+    assert "tolerance rel:1e-05 (given with --tolerance)" in out
 
 
 @pytest.mark.parametrize("argv, msg", [

@@ -79,11 +79,58 @@ def test_finite_option_excludes_nan_and_inf():
         assert np.isfinite(got.astype(np.float64)).all(), t
 
 
-def test_real_option_draws_small_dyadic_values():
-    got = np.concatenate(_collect(arrays("f32", 40, real=True, finite=True), 100))
-    assert np.isfinite(got).all()
-    assert (np.abs(got) <= 32).all() and (got * 4 == np.round(got * 4)).all()
-    assert len(set(got.tolist())) > 50
+def _as_f64(a: np.ndarray, t: str) -> np.ndarray:
+    with np.errstate(invalid="ignore"):             # signalling NaNs
+        if t == "bf16":
+            return (a.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
+        return a.astype(np.float64)
+
+
+@pytest.mark.parametrize("t", ["f16", "bf16", "f32", "f64"])
+def test_float_buffers_are_mostly_ordinary_finite_values(t):
+    bufs = {b.tobytes(): b for b in _collect(arrays(t, 64), 150)}     # distinct draws
+    got = _as_f64(np.concatenate(list(bufs.values())), t)
+    fin = np.isfinite(got)
+    lo, hi = (2.0**-4, 2.0**4) if t == "f16" else (2.0**-8, 2.0**8)
+    moderate = fin & (np.abs(got) >= lo) & (np.abs(got) <= hi)
+    assert 0.8 <= fin.mean() < 0.97, fin.mean()               # about 90% finite
+    assert moderate.mean() > 0.65, moderate.mean()            # mostly moderate magnitudes
+    assert (~fin).any()                                       # specials are still met
+    assert len(set(got[moderate].tolist())) > 1000            # random mantissas
+    f = got[fin]
+    assert (f == np.round(f)).mean() > 0.1                    # small integers, exact values
+
+
+def test_some_buffers_are_specials_only():
+    """About one buffer in ten (hypothesis repeats and mutates draws, hence the margin)."""
+    bufs = {b.tobytes(): _as_f64(b, "f32") for b in _collect(arrays("f32", 64), 150)}
+    specials_only = [b for b in bufs.values() if (~np.isfinite(b)).sum() > 16]
+    assert 0.02 <= len(specials_only) / len(bufs) <= 0.35, (len(specials_only), len(bufs))
+
+
+@pytest.mark.parametrize("t", ["f16", "bf16", "f32", "f64"])
+def test_real_option_draws_only_ordinary_finite_values(t):
+    got = _as_f64(np.concatenate(_collect(arrays(t, 40, real=True), 150)), t)
+    hi = 2.0**4 if t == "f16" else 2.0**8
+    assert np.isfinite(got).all() and (np.abs(got) <= hi).all()
+    sub = (got != 0) & (np.abs(got) < (2.0**-14 if t == "f16" else 2.0**-100))
+    assert not sub.any()                                      # no subnormals, no tiny values
+    assert len(set(got.tolist())) > 1000                      # not just dyadic rationals
+
+
+def test_real_mode_specs_draw_finite_buffers_and_float_scalars():
+    spec = load_spec(K / "saxpy/fma_real.toml")              # a: f32 scalar without a range
+    for d in _collect(from_spec(spec), 150):
+        assert np.isfinite(d["a"]) and abs(float(d["a"])) <= 256
+        assert np.isfinite(d["x"]).all() and np.isfinite(d["y"]).all()
+    assert all(np.isfinite(v["a"]) for v in _collect(launch_values(spec), 100))
+
+
+def test_float_scalars_shrink_to_zero():
+    from hypothesis import find
+    assert find(elements("f32"), lambda b: True) == 0
+    v = find(elements("f32", real=True), lambda b: np.uint32(b).view(np.float32) > 3)
+    assert np.uint32(v).view(np.float32) == 4.0               # the simplest such exact value
 
 
 def test_bf16_is_uint16_bit_patterns_and_elements_are_ints():

@@ -22,9 +22,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "fuzz", help="search for an input on which a kernel pair differs (bounded, not a proof)",
         description="Run both kernels of a pair spec on hypothesis-drawn inputs (scalars at "
-                    "their edges and within range, buffers mixing random bit patterns with "
-                    "NaN payloads, +-0, +-inf, subnormals, extreme normals and integer "
-                    "extremes) and compare the out/inout buffers under the spec's mode. A "
+                    "their edges and within range; float buffers of mostly ordinary finite "
+                    "values with a minority of NaN payloads, +-0, +-inf, subnormals, extreme "
+                    "normals and random bit patterns, finite only for real-mode pairs; "
+                    "integer buffers with their extremes) and compare the out/inout buffers "
+                    "under the spec's mode (real mode: within a tolerance derived from the "
+                    "operation count unless --tolerance is given). A "
                     "difference (an output, a candidate fault, a candidate data race) is shrunk "
                     "to a minimal example and written as an .npz that `keq run --inputs` "
                     "accepts. With --semantics, run the instruction conformance suite instead "
@@ -43,8 +46,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="stop drawing new examples after S seconds (shrinking may add a "
                         "little)")
     p.add_argument("--tolerance", metavar="T", default=None,
-                   help="real-mode pairs: ulp:K or rel:E (default rel:1e-5); refused for "
-                        "bitexact pairs")
+                   help="real-mode pairs: ulp:K, rel:E, or auto:K (the default, auto:4: "
+                        "|ref - cand| <= K * n * (u * max(|ref|, |cand|, S_n) + eta), n the "
+                        "float operations per thread, S_n the sum of the n largest input "
+                        "magnitudes, u the output type's unit roundoff); refused for bitexact "
+                        "pairs")
     p.add_argument("--finite", action="store_true",
                    help="draw only finite floats (no NaN, no infinities)")
     p.add_argument("--set", metavar="NAME=VALUE", action="append", default=[], dest="sets",
@@ -124,11 +130,51 @@ def _scalars_covered(rep) -> str:
     return "; ".join(parts) or "no scalars"
 
 
+def _float_out_types(spec) -> list[str]:
+    return [p.type for p in spec.buffers if p.access in ("out", "inout") and p.is_float]
+
+
+def _g(x: float) -> str:
+    return f"{x:.4g}"
+
+
+def _tolerance_line(rep) -> str | None:
+    """The real-mode tolerance in one line (None for bitexact pairs)."""
+    tol = rep.tolerance
+    if tol is None:
+        return None
+    if not tol.derived:
+        return f"  tolerance {tol} (given with --tolerance): " + (
+            f"at most {int(tol.value)} ulp(s) apart" if tol.kind == "ulp" else
+            f"|ref - cand| <= {tol.value:g} * max(|ref|, |cand|)")
+    from verifier.fuzz.compare import auto_formula
+    line = f"  tolerance {tol} (derived): {auto_formula(tol.value, _float_out_types(rep.spec))}"
+    ops = rep.ops
+    if ops is None:
+        return line
+    how = sorted(set(ops.how.values()))
+    counted = ("counted per thread by the emulator" if how == ["emulator"] else
+               "counted per thread by an emulator run per scalar values" if how == [
+                   "emulator replay"] else
+               "counted statically" if how == ["static"] else
+               ", ".join(f"{r} counted by {h}" for r, h in ops.how.items()))
+    d = rep.difference
+    if d is not None and d.ops is not None:
+        return (line + f"; on the example shown n = {d.ops.ops} float op(s) ({counted}), "
+                f"S_n = {_g(d.ops.scale or 0.0)} (largest input magnitude "
+                f"{_g(d.ops.magnitude)})")
+    n = max(ops.ops_max.values(), default=0)
+    per = ", ".join(f"{r} {v}" for r, v in ops.ops_max.items())
+    return (line + f"; n up to {n} float op(s) ({per}; {counted}), S_n up to "
+            f"{_g(ops.scale_max)} (largest input magnitude {_g(ops.magnitude_max)})")
+
+
 def _report_json(rep, spec_path: str) -> dict:
     d = rep.difference
     out = {
         "spec": spec_path, "name": rep.spec.name, "backend": rep.backend, "mode": rep.mode,
-        "tolerance": str(rep.tolerance) if rep.tolerance else None, "seed": rep.seed,
+        "tolerance": str(rep.tolerance) if rep.tolerance else None,
+        "tolerance_line": (_tolerance_line(rep) or "").strip() or None, "seed": rep.seed,
         "examples": rep.examples, "examples_requested": rep.examples_requested,
         "seconds": round(rep.seconds, 4),
         "examples_per_second": round(rep.examples_per_second, 2),
@@ -149,6 +195,9 @@ def _report_json(rep, spec_path: str) -> dict:
                                        "candidate": _jsonable(b)} for i, a, b in m.first]}
                            for m in d.mismatches],
             "races": d.races, "approximations": d.approximations,
+            "ops": d.ops.ops if d.ops is not None else None,
+            "magnitude": d.ops.magnitude if d.ops is not None else None,
+            "scale": d.ops.scale if d.ops is not None else None,
             "candidate_fault": d.candidate.fault.render() if d.candidate.fault else None,
             "repro": rep.repro,
         }
@@ -194,6 +243,9 @@ def _print_text(rep, spec_path: str) -> None:
     print(f"  examples {rep.examples} of {rep.examples_requested} in {rep.seconds:.2f} s "
           f"({rate})")
     print(f"  scalars  {_scalars_covered(rep)}")
+    tl = _tolerance_line(rep)
+    if tl is not None:
+        print(tl)
     for line in _coverage_lines(rep):
         print(line)
 

@@ -13,10 +13,11 @@ Use them in your own property tests::
     def test_my_kernel(values):            # every param by name, like verifier.spec.make_inputs
         ...
 
-- `launch_values(spec, fixed=None)`: every scalar param by name, satisfying `assume`. Integer
-  scalars are drawn from their `range`/`values` with the edges first: min, max, min+1, max-1,
-  and multiples of the launch constants (block sizes and the divisors in grid expressions,
-  e.g. 256 and 1024 for ``ceil_div(n, 1024)``) and those multiples +-1. Float scalars: the
+- `launch_values(spec, fixed=None, *, finite=False, real=None)`: every scalar param by name,
+  satisfying `assume`. Integer scalars are drawn from their `range`/`values` with the edges
+  first: min, max, min+1, max-1, and multiples of the launch constants (block sizes and the
+  divisors in grid expressions, e.g. 256 and 1024 for ``ceil_div(n, 1024)``) and those
+  multiples +-1. Float scalars: the
   range ends, 0 when inside, and values in between (no range: `elements`).
 - `from_param(param, length=None, scalars=None, *, finite=False, real=False)`: one param's
   value. A scalar param gives what `launch_values` gives for it; a buffer param needs its
@@ -27,19 +28,27 @@ Use them in your own property tests::
   (f16 bf16 f32 f64 s8 .. u64; bf16 as uint16 bit patterns).
 - `elements(type, *, finite=False, real=False)`: one element, as an int bit pattern.
 
-Buffers mix uniformly random bit patterns with special values at random positions: for
-floats NaN payloads (quiet and signalling, both signs), +-0, +-inf, the smallest and largest
-subnormals and normals, 1, 1+ulp, 0.5, 1.5, 2; for integers 0, 1, -1, the type's min and max,
-min+1 and max-1. A buffer is drawn as a few hypothesis choices (a fill seed, up to 3 placed
-specials), never one choice per element, so drawing a 2^16-element buffer costs about
-as much as a 16-element one, and shrinking moves towards all-zero buffers with few specials.
+Float buffers hold mostly ordinary values: moderate normals sign * 2^e * (1 + f), e in
+[-8, 8) ([-4, 4) for f16) with a random mantissa (80%), small integers in [-16, 16] (10%) and
+exact values such as 0.5, 1, 2, 1.5, 4 (10%). Outside real mode, each element is with
+probability 1/10 a special value instead, half of those from the specials (NaN payloads, quiet
+and signalling, both signs; +-0, +-inf, the smallest and largest subnormals and normals, 1,
+1+ulp, 0.5, 1.5, 2) and half uniformly random bit patterns (any exponent), and one buffer in
+ten is specials only, so that bitexact pairs meet every special value. Integer buffers mix
+random bit patterns with 0, 1, -1, the type's min and max, min+1 and max-1 (a third random,
+a third mixed, a third specials only). A buffer is drawn as a few hypothesis choices (a fill
+seed, up to 3 specials placed at drawn positions), never one choice per element, so drawing a
+2^16-element buffer costs about as much as a 16-element one, and shrinking moves towards
+all-zero buffers with few specials. Float scalars without a range are drawn alike, each part
+(class, exponent, mantissa, sign) a hypothesis choice, so they shrink towards 0.
 
 `finite=True` leaves out NaN and infinities (floats only). `real=True` (the default for
-`from_spec` of a `mode = "real"` spec) draws floats as small dyadic rationals (k / 4 with
-|k| < 128), +-0, and, unless `finite`, NaN and +-inf: values whose sums and products are exact
-in f32 in any order, so that a real-mode pair that only reorders arithmetic compares equal
-within a tight tolerance, while a missing tile or a race still shows. Subnormals and huge
-values are left out in real mode (they make rounding, not the kernel, differ).
+`from_spec` and `launch_values` of a `mode = "real"` spec) draws floats finite and ordinary
+only (no specials, no random bit patterns; the placed specials are +-0, +-0.5, +-1, +-2):
+real-mode comparison treats any NaN as equal to any NaN, so a NaN input would hide every
+difference behind it, and huge or tiny values make rounding, not the kernel, differ. Rounding
+differences between reordered arithmetic are then what the runner's derived tolerance
+(`verifier.fuzz.compare`) allows for.
 
 Arguments are validated when the strategy is built (hypothesis.errors.InvalidArgument with
 the offending value named), not when it is drawn.
@@ -99,7 +108,9 @@ def _uint(bits: int) -> np.dtype:
 
 
 def special_bits(type_name: str, *, finite: bool = False, real: bool = False) -> list[int]:
-    """The special values of a type as bit patterns (see the module docstring)."""
+    """The special values of a type as bit patterns (see the module docstring). `real=True`
+    gives the finite, exactly representable ones only (+-0, +-0.5, +-1, +-2), whatever
+    `finite` says."""
     _check_type(type_name)
     bits = type_bits(type_name)
     if not is_float_type(type_name):
@@ -116,9 +127,7 @@ def special_bits(type_name: str, *, finite: bool = False, real: bool = False) ->
     bias = (1 << (e - 1)) - 1
     one = bias << m
     if real:
-        vals = [0, one, (bias + 1) << m]                                  # 0, 1, 2
-        if not finite:
-            vals += [exp, exp | (1 << (m - 1))]                           # inf, NaN
+        vals = [0, (bias - 1) << m, one, (bias + 1) << m]                 # 0, 0.5, 1, 2
     else:
         vals = [0, 1, (1 << m) - 1, 1 << m, exp - 1,                      # 0, subnormals, normals
                 one, one | 1, (bias - 1) << m, (bias + 1) << m,           # 1, 1+ulp, 0.5, 2
@@ -135,14 +144,53 @@ def _finite_mask(raw: np.ndarray, type_name: str) -> np.ndarray:
     return (raw & raw.dtype.type(exp)) != raw.dtype.type(exp)
 
 
-def _random_fill(type_name: str, n: int, rng: np.random.Generator, finite: bool,
-                 real: bool) -> np.ndarray:
-    """n elements as unsigned bit patterns of the type's width."""
+# Ordinary values: what a buffer mostly holds. Moderate normals sign * 2^e * (1 + f) with e in
+# [-E, E) and a random mantissa f (E = 8; 4 for f16, whose range a sum of 512 of them or a
+# 32-term dot product would leave), small integers in [-16, 16], and exact values.
+ORDINARY_NORMAL, ORDINARY_SMALL_INT = 0.8, 0.1       # the rest: EXACT_VALUES
+UNUSUAL = 0.1             # per element, outside real mode: a special value or random bits
+SPECIALS_ONLY = 10        # one buffer in this many is specials only (outside real mode)
+EXACT_VALUES = (0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 0.25, -0.25, 1.5, -1.5, 4.0, -4.0)
+SMALL_INT = 16
+
+
+def ordinary_exponents(type_name: str) -> tuple[int, int]:
+    """[lo, hi): the binary exponents of the moderate normals drawn for a float type."""
+    e = 4 if type_name == "f16" else 8
+    return -e, e
+
+
+def _normal_bits(type_name: str, sign, e, mant):
+    """Bit patterns sign * 2^e * (1 + mant / 2^m) (numpy uint64 arrays or ints)."""
+    eb, s = _FMT[type_name]
+    m = s - 1
+    bias = (1 << (eb - 1)) - 1
+    if isinstance(e, np.ndarray):
+        u = np.uint64
+        return (sign.astype(u) << u(eb + m)) | ((e + bias).astype(u) << u(m)) | mant.astype(u)
+    return (int(sign) << (eb + m)) | ((e + bias) << m) | int(mant)
+
+
+def _ordinary_fill(type_name: str, n: int, rng: np.random.Generator) -> np.ndarray:
+    """n ordinary values (see ORDINARY_*) as unsigned bit patterns of the type's width."""
+    udt = _uint(type_bits(type_name))
+    m = _FMT[type_name][1] - 1
+    lo, hi = ordinary_exponents(type_name)
+    cls = rng.random(n)
+    normal = _normal_bits(type_name, rng.integers(0, 2, size=n), rng.integers(lo, hi, size=n),
+                          rng.integers(0, 1 << m, size=n, dtype=np.uint64)).astype(udt)
+    small = _from_f64(type_name, rng.integers(-SMALL_INT, SMALL_INT + 1,
+                                              size=n).astype(np.float64))
+    exact = _from_f64(type_name, np.array(EXACT_VALUES)[rng.integers(0, len(EXACT_VALUES),
+                                                                     size=n)])
+    return np.where(cls < ORDINARY_NORMAL, normal,
+                    np.where(cls < ORDINARY_NORMAL + ORDINARY_SMALL_INT, small, exact))
+
+
+def _random_bits(type_name: str, n: int, rng: np.random.Generator, finite: bool) -> np.ndarray:
+    """n uniformly random bit patterns (NaN/inf made finite when `finite`)."""
     bits = type_bits(type_name)
     udt = _uint(bits)
-    if is_float_type(type_name) and real:
-        k = rng.integers(-127, 128, size=n).astype(np.float64) / 4.0
-        return _from_f64(type_name, k)
     raw = rng.integers(0, 1 << bits, size=n, dtype=np.uint64).astype(udt) if bits < 64 else \
         rng.integers(0, np.iinfo(np.uint64).max, size=n, dtype=np.uint64, endpoint=True)
     if is_float_type(type_name) and finite:
@@ -159,24 +207,48 @@ def _from_f64(type_name: str, x: np.ndarray) -> np.ndarray:
     return x.astype(dtype_of(type_name)).view(_uint(type_bits(type_name)))
 
 
+def _one_f64(type_name: str, v: float) -> int:
+    return int(_from_f64(type_name, np.array([v], dtype=np.float64))[0])
+
+
 # ------------------------------------------------------------------ elements and arrays
 
 def elements(type_name: str, *, finite: bool = False, real: bool = False):
-    """One element of a spec type as an int bit pattern (predictable, shrinks to 0)."""
+    """One element of a spec type as an int bit pattern (predictable, shrinks to 0).
+
+    Floats: mostly ordinary values (an exact value, a small integer or a moderate normal, as
+    in buffers; each part a hypothesis choice, so they shrink), about one draw in ten
+    (outside real mode) a special value or random bits."""
     _check_type(type_name)
     _check_bool("finite", finite)
     _check_bool("real", real)
     sp = special_bits(type_name, finite=finite, real=real)
     bits = type_bits(type_name)
-    if is_float_type(type_name) and real:
-        rand = st.integers(-127, 127).map(
-            lambda k: int(_from_f64(type_name, np.array([k / 4.0]))[0]))
-    elif is_float_type(type_name) and finite:
-        rand = st.integers(0, (1 << bits) - 1).map(
-            lambda v: int(_random_fill_one(type_name, v)))
+    if not is_float_type(type_name):
+        return st.one_of(st.sampled_from(sp), st.integers(0, (1 << bits) - 1))
+    m = _FMT[type_name][1] - 1
+    lo, hi = ordinary_exponents(type_name)
+    exact = st.sampled_from([_one_f64(type_name, v) for v in (0.0,) + EXACT_VALUES])
+    small = st.integers(-SMALL_INT, SMALL_INT).map(lambda k: _one_f64(type_name, float(k)))
+    normal = st.builds(lambda s, e, f: _normal_bits(type_name, s, e, f), st.integers(0, 1),
+                       st.integers(lo, hi - 1), st.integers(0, (1 << m) - 1))
+    if finite:
+        rand = st.integers(0, (1 << bits) - 1).map(lambda v: _random_fill_one(type_name, v))
     else:
         rand = st.integers(0, (1 << bits) - 1)
-    return st.one_of(st.sampled_from(sp), rand)
+    unusual = st.one_of(st.sampled_from(sp), rand)
+
+    @st.composite
+    def draw(d):
+        c = d(st.integers(0, 9))          # shrinks towards 0: the exact values, 0 first
+        if c == 0:
+            return d(exact)
+        if c == 1:
+            return d(small)
+        if c == 9 and not real:
+            return d(unusual)
+        return d(normal)
+    return draw()
 
 
 def _random_fill_one(type_name: str, v: int) -> int:
@@ -184,9 +256,6 @@ def _random_fill_one(type_name: str, v: int) -> int:
     if not _finite_mask(a, type_name)[0]:
         a[0] &= ~a.dtype.type(1 << (type_bits(type_name) - 2))
     return int(a[0])
-
-
-_MODES = ("random", "mixed", "specials")
 
 
 def arrays(type_name: str, length: int, *, finite: bool = False, real: bool = False):
@@ -209,9 +278,12 @@ _ARRAYS: dict[tuple, object] = {}
 
 def _arrays(type_name: str, length: int, finite: bool, real: bool):
     # Few choices per buffer (each hypothesis choice costs tens of microseconds): one `fill`
-    # (0: all zeros; else a seed, and fill % 3 picks random / mixed / specials-only), and up
-    # to MAX_SPECIALS placements, each one integer packing (position, special). Shrinking
-    # moves fill to 0 and placements to position 0 with the first special.
+    # (0: all zeros; else the seed of the buffer's contents, which also picks, one buffer in
+    # SPECIALS_ONLY, a buffer of specials only), and up to MAX_SPECIALS placements, each one
+    # integer packing (position, special). Shrinking moves fill to 0 and placements to
+    # position 0 with the first special (+0).
+    is_float = is_float_type(type_name)
+    real = real and is_float
     sp = np.array(special_bits(type_name, finite=finite, real=real), dtype=np.uint64)
     nsp = len(sp)
     bits = type_bits(type_name)
@@ -229,14 +301,26 @@ def _arrays(type_name: str, length: int, finite: bool, real: bool):
             raw = np.zeros(length, dtype=udt)
         else:
             rng = np.random.default_rng(fill)
-            mode = _MODES[fill % 3]
-            if mode == "specials":
+            if not is_float:        # integers: random / mixed / specials only, a third each
+                mode = fill % 3
+                if mode == 2:
+                    raw = sp[rng.integers(0, nsp, size=length)].astype(udt)
+                else:
+                    raw = _random_bits(type_name, length, rng, finite)
+                    if mode == 1:
+                        where = rng.random(length) < 0.125
+                        raw[where] = sp[rng.integers(0, nsp, size=int(where.sum()))]
+            elif not real and (fill >> 8) % SPECIALS_ONLY == 0:
                 raw = sp[rng.integers(0, nsp, size=length)].astype(udt)
             else:
-                raw = _random_fill(type_name, length, rng, finite, real)
-                if mode == "mixed":
-                    where = rng.random(length) < 0.125
-                    raw[where] = sp[rng.integers(0, nsp, size=int(where.sum()))].astype(udt)
+                raw = _ordinary_fill(type_name, length, rng)
+                if not real:
+                    where = np.flatnonzero(rng.random(length) < UNUSUAL)
+                    if where.size:
+                        half = rng.random(where.size) < 0.5
+                        raw[where[half]] = sp[rng.integers(0, nsp, size=int(half.sum()))]
+                        rest = where[~half]
+                        raw[rest] = _random_bits(type_name, rest.size, rng, finite)
         for v in d(placed_s):
             raw[v // nsp] = sp[v % nsp]
         return raw.view(dt).copy() if raw.dtype != dt else raw
@@ -284,19 +368,21 @@ def _int_edges(lo: int, hi: int, multiples: list[int]) -> list[int]:
     return sorted(v for v in vals if lo <= v <= hi)
 
 
-def _scalar_strategy(p: ParamSpec, multiples: list[int], finite: bool):
+def _scalar_strategy(p: ParamSpec, multiples: list[int], finite: bool, real: bool = False):
     if p.values is not None:
         return st.sampled_from(sorted(p.values)).map(lambda v: scalar_value(p, v))
     if p.is_float:
         bits = type_bits(p.type)
         if p.range is not None:
-            lo, hi = p.range
+            # (the ends rounded to the type, as the claim reads them; bf16 drawn at width 32
+            # and rounded, which stays between the ends since they are bf16 values)
+            lo, hi = p.float_bounds()
             edges = sorted({lo, hi} | ({0.0} if lo <= 0 <= hi else set()))
-            width = 64 if bits == 64 else 32 if bits == 32 else 16
+            width = 64 if bits == 64 else 32 if bits == 32 or p.type == "bf16" else 16
             inner = st.floats(lo, hi, width=width, allow_nan=False, allow_infinity=False)
             return st.one_of(st.sampled_from(edges), inner).map(lambda v: scalar_value(p, v))
         ud = _uint(bits)
-        return elements(p.type, finite=finite).map(
+        return elements(p.type, finite=finite, real=real).map(
             lambda b: np.array([b], dtype=ud).view(p.dtype)[0] if p.type != "bf16"
             else int(b))
     lo, hi = p.range if p.range is not None else int_bounds(p.type)
@@ -307,10 +393,13 @@ _ASSUME_TRIES = 4
 
 
 def launch_values(spec: PairSpec, *, fixed: Mapping[str, Any] | None = None,
-                  finite: bool = False):
-    """Every scalar param by name, satisfying `assume` (edges first; see module docstring)."""
+                  finite: bool = False, real: bool | None = None):
+    """Every scalar param by name, satisfying `assume` (edges first; see module docstring).
+    `real` (default: the spec's mode is "real") draws float scalars without a range finite
+    and ordinary (no specials)."""
     _check_spec(spec)
     _check_bool("finite", finite)
+    real = spec.mode == "real" if real is None else _check_bool("real", real)
     fixed = dict(fixed or {})
     for k in fixed:
         try:
@@ -325,7 +414,7 @@ def launch_values(spec: PairSpec, *, fixed: Mapping[str, Any] | None = None,
                                   f"({p.describe_domain()})")
     multiples = launch_multiples(spec)
     free = [p for p in spec.scalars if p.name not in fixed]
-    per = {p.name: _scalar_strategy(p, multiples, finite) for p in free}
+    per = {p.name: _scalar_strategy(p, multiples, finite, real) for p in free}
     order = [p.name for p in spec.scalars]
 
     @st.composite
@@ -338,7 +427,16 @@ def launch_values(spec: PairSpec, *, fixed: Mapping[str, Any] | None = None,
                 return {k: env[k] for k in order}
         # `assume` rejects most edge/uniform draws: rejection-sample from a drawn seed.
         rng = np.random.default_rng(d(st.integers(0, 2**32 - 1)))
-        return draw_scalars(spec, rng, fixed=fixed)
+        env = draw_scalars(spec, rng, fixed=fixed)
+        if real or finite:      # draw_scalars takes float scalars from their whole type
+            for p in free:
+                if p.is_float and p.range is None and p.values is None:
+                    v = _ordinary_fill(p.type, 1, rng)[0]
+                    new = dict(env, **{p.name: int(v) if p.type == "bf16" else
+                                       np.array([v]).view(p.dtype)[0]})
+                    if spec.check_assumptions(new):
+                        env = new
+        return env
     return draw()
 
 
@@ -356,7 +454,7 @@ def from_param(param: ParamSpec, length: int | None = None,
     if param.is_scalar:
         if length is not None:
             raise InvalidArgument(f"length= is for buffers; {param.name!r} is a scalar")
-        return _scalar_strategy(param, sorted(int(m) for m in multiples), finite)
+        return _scalar_strategy(param, sorted(int(m) for m in multiples), finite, real)
     if length is None:
         if scalars is None:
             raise InvalidArgument(f"buffer {param.name!r} needs length= or scalars= (to "
@@ -374,7 +472,7 @@ def from_spec(spec: PairSpec, *, finite: bool = False, real: bool | None = None,
     """Every param of the spec by name: scalars from `launch_values`, then each buffer."""
     _check_spec(spec)
     real = spec.mode == "real" if real is None else _check_bool("real", real)
-    scal = launch_values(spec, fixed=fixed, finite=finite)
+    scal = launch_values(spec, fixed=fixed, finite=finite, real=real)
     buffers = spec.buffers
 
     @st.composite
