@@ -9,13 +9,21 @@ from semantics.errors import KeqError
 from semantics.machine import MemoryFault
 from semantics.machine.executor import ExecutionError
 from verifier.emulate import run_side
-from verifier.spec import PairSpec, ParamSpec, draw_scalars, int_bounds, make_inputs, type_bits
-from verifier.term_eval import free_constants
+from verifier.spec import (PairSpec, ParamSpec, draw_scalars, first_allowed, int_bounds,
+                           make_inputs, type_bits)
+from semantics.choices import FUNCTION_PREFIX, Choices, describe_values
+from verifier.term_eval import free_constants, function_names
+from verifier.testing import difference_under_choices, note_for, ordinary_floats
 from verifier.verdict import (INCONCLUSIVE, NOT_EQUIVALENT, Counterexample, InternalError,
                               Verdict, _Ctx)
 
 
 def _domain(p: ParamSpec) -> list[int] | None:
+    """An integer scalar's allowed values, None when it has no range or values. Only integer
+    scalars shape a launch (the spec loader refuses a float in an expression); a float
+    scalar's values are not a list of launch shapes: None."""
+    if p.is_float:
+        return None
     if p.values is not None:
         return list(p.values)
     if p.range is not None:
@@ -37,46 +45,18 @@ def _variables(terms) -> set[str]:
 
 
 def _replay(ctx: _Ctx, env: dict, inputs: dict, *, races: bool = False,
-            shared_fill: int = 0):
+            shared_fill: int | None = None, choices: Choices | None = None):
+    """Both kernels on the emulator; `choices` (default: the context's) resolves what the
+    ISA leaves open, each kernel under its role's names (`semantics.choices`)."""
     spec = ctx.spec
     out = {}
     for role in ("reference", "candidate"):
         final, result = run_side(spec.side(role), inputs, env, detect_races=races,
-                                 shared_fill=shared_fill)
+                                 shared_fill=shared_fill,
+                                 choices=choices if choices is not None else ctx.choices,
+                                 tag=role)
         out[role] = (final, result)
     return out
-
-
-# A byte for never-written shared memory other than the emulator's zero: a forgotten
-# `smem[i] = 0` before counting into it computes the right answer from zeros, and silicon
-# leaves whatever the last kernel wrote there.
-GARBAGE = 0xA5
-
-
-def _with_garbage(ctx: _Ctx, scalars: dict, inputs: dict,
-                  effects: dict) -> Counterexample | None:
-    """When the candidate alone read never-written shared memory (`_unspecified_reads`) and
-    its outputs matched with zeros there: both kernels again with every shared byte GARBAGE
-    at launch, one more state the GPU may leave (PTX: unspecified); a difference then is a
-    legal execution that differs, replayed with that fill."""
-    if _unspecified_reads(ctx.spec, effects) is None:
-        return None
-    rep = _replay(ctx, scalars, {n: (v.copy() if isinstance(v, np.ndarray) else v)
-                                 for n, v in inputs.items()}, shared_fill=GARBAGE)
-    again = {r: list(v[1].effects) for r, v in rep.items()}
-    if _unspecified_reads(ctx.spec, again) is None:
-        return None
-    ref, cand = rep["reference"][0], rep["candidate"][0]
-    diffs = _differences(ctx.spec, ref, cand)
-    if not diffs:
-        return None
-    e = again["candidate"][0]
-    note = (f"the candidate reads shared memory no thread wrote ({e.what} at {e.loc}); its "
-            f"contents are unspecified, and with every byte of it {GARBAGE:#04x} at launch "
-            f"(one state the GPU may leave; zeros happen to give the right outputs) the "
-            f"outputs differ")
-    return Counterexample(scalars, inputs, _outs(ctx.spec, ref), _outs(ctx.spec, cand), diffs,
-                          note=note, shared_fill=GARBAGE)
 
 
 def _differences(spec: PairSpec, ref: dict, cand: dict):
@@ -144,7 +124,13 @@ def model_inputs(ctx, env, value_of, variables, seed) -> tuple[dict, dict]:
     scalars = dict(env)
     for name, (pname, idx, v) in variables.items():
         if idx is None:
-            scalars[pname] = _from_bits(spec.param(pname), value_of(v))
+            p = spec.param(pname)
+            scalars[pname] = _from_bits(p, value_of(v))
+            if not p.allows(scalars[pname]):
+                # The model does not mention this scalar (`value_of` answers 0 for it): the
+                # obligation does not depend on it, so any allowed value replays it. (One it
+                # mentions is allowed: the claim's constraints are in every obligation.)
+                scalars[pname] = first_allowed(p)
     inputs = make_inputs(spec, scalars, rng)
     for name, (pname, idx, v) in variables.items():
         if idx is not None:
@@ -156,28 +142,95 @@ def model_inputs(ctx, env, value_of, variables, seed) -> tuple[dict, dict]:
     return scalars, inputs
 
 
-def _model_counterexample(ctx, env, value_of, variables, seed) -> Verdict:
-    """`value_of(variable) -> bit pattern` reads the solver's model."""
+def _model_counterexample(ctx, env, value_of, variables, seed,
+                          chosen: dict[str, int] | None = None) -> Verdict:
+    """`value_of(variable) -> bit pattern` reads the solver's model; `chosen` holds its
+    values for what the ISA leaves open (`semantics.choices.chosen_values`): the replay
+    uses them, so a difference that depends on one reproduces and names it."""
     spec = ctx.spec
     scalars, inputs = model_inputs(ctx, env, value_of, variables, seed)
+    choices = ctx.choices.with_values(chosen) if chosen else ctx.choices
     rep = _replay(ctx, scalars, {k: (v.copy() if isinstance(v, np.ndarray) else v)
-                                 for k, v in inputs.items()})
+                                 for k, v in inputs.items()}, choices=choices)
     ref, cand = rep["reference"][0], rep["candidate"][0]
     diffs = _differences(spec, ref, cand)
     if not diffs:
-        if ctx.assumptions:
+        if ctx.assumptions or _mentions_functions(ctx.witness):
             return _inconclusive(ctx, "the solver found inputs on which the kernels may differ "
-                                      "only through approximate functions; the emulator's "
-                                      "approximations do not show a difference")
+                                      "only through approximate functions or values the PTX "
+                                      "ISA leaves unspecified (such as the NaN an operation "
+                                      "returns); the emulator's model of them shows no "
+                                      "difference")
         raise InternalError("a solver model did not reproduce on the emulator (keq bug): "
                             f"{_env(scalars)}")
+    unsettled = _depends_on_reference_choices(ctx, scalars, inputs, choices, diffs)
+    if unsettled is not None:
+        return unsettled
     depends = []
     if ctx.witness is not None:
         depends = sorted(_variables(ctx.witness), key=lambda n: (n.split("[")[0], len(n), n))
     cex = Counterexample(scalars, inputs, _outs(spec, ref), _outs(spec, cand), diffs,
-                         depends_on=tuple(depends))
+                         depends_on=tuple(depends), choices=choices,
+                         note=describe_choices(choices, rep))
     return Verdict(NOT_EQUIVALENT, "", (f"{len(diffs)}+ output element(s) differ",),
                    counterexample=cex)
+
+
+def _mentions_functions(witness) -> bool:
+    """Does the differing pair of terms apply an uninterpreted function (an approximate
+    function, or a value the ISA leaves open as a function of the inputs)?"""
+    if witness is None:
+        return False
+    return any(name.startswith((FUNCTION_PREFIX,)) or ".approx." in name
+               for name in function_names(*[t for t in witness if not isinstance(t, int)]))
+
+
+def _depends_on_reference_choices(ctx, scalars, inputs, choices, diffs) -> Verdict | None:
+    """A difference that needs the reference's own unspecified values is no counterexample
+    to the claim: the reference's outputs are then not determined by its inputs, an error
+    about the spec. Seen by running the reference again with its chosen values left to
+    the fill policy and two other fills: other outputs mean its outputs depend on them."""
+    own = {k: v for k, v in choices.values.items() if k.startswith("reference/")}
+    if not own and not _reads_unspecified(ctx, scalars, inputs, choices):
+        return None
+    outs = []
+    for fill in ("zero", "pattern", "random:1"):
+        again = Choices(fill, choices.schedule,
+                        {k: v for k, v in choices.values.items() if k not in own},
+                        choices.target)
+        final, _ = run_side(ctx.spec.side("reference"),
+                            {k: (v.copy() if isinstance(v, np.ndarray) else v)
+                             for k, v in inputs.items()}, scalars, choices=again,
+                            tag="reference")
+        outs.append(_outs(ctx.spec, final))
+    if all(_same_outputs(outs[0], o) for o in outs[1:]):
+        return None
+    raise KeqError(f"the reference's outputs depend on what the PTX ISA leaves open (at "
+                   f"{_env(scalars)}: never-written registers or memory, volatile special "
+                   f"registers, the order of atomics): the claim is about a deterministic "
+                   f"reference")
+
+
+def _reads_unspecified(ctx, scalars, inputs, choices) -> bool:
+    _, result = run_side(ctx.spec.side("reference"),
+                         {k: (v.copy() if isinstance(v, np.ndarray) else v)
+                          for k, v in inputs.items()}, scalars, choices=choices,
+                         tag="reference")
+    return any(e.kind in ("uninitialized", "nondeterministic") for e in result.effects)
+
+
+def _same_outputs(a: dict, b: dict) -> bool:
+    return all(np.array_equal(np.asarray(a[k]).view(np.uint8), np.asarray(b[k]).view(np.uint8))
+               for k in a)
+
+
+def describe_choices(choices: Choices, rep: dict | None = None) -> str:
+    """One line naming the values the ISA leaves open that a counterexample chose."""
+    if not choices.values and choices.fill == "zero" and choices.schedule == "lane":
+        return ""
+    shown = describe_values(choices.values)
+    return ("with what the PTX ISA leaves open chosen as: "
+            + ("; ".join(shown) if shown else choices.describe()))
 
 
 def _outs(spec: PairSpec, vals: dict) -> dict:
@@ -186,8 +239,11 @@ def _outs(spec: PairSpec, vals: dict) -> dict:
 
 
 def _from_bits(p: ParamSpec, bits: int):
+    """A scalar's value from its bit pattern, as keq passes it (`scalar_value`): a float is
+    a numpy float of its type (bf16: np.uint16 bits), its exact bits kept (a NaN's payload
+    and a signalling NaN would not survive a Python float)."""
     if p.is_float:
-        return np.array([bits], dtype=f"u{type_bits(p.type) // 8}").view(p.dtype)[0].item()
+        return np.array([bits], dtype=f"u{type_bits(p.type) // 8}").view(p.dtype)[0]
     lo, hi = int_bounds(p.type)
     w = type_bits(p.type)
     return bits - (1 << w) if lo < 0 and bits >= 1 << (w - 1) else bits
@@ -202,69 +258,43 @@ def _concrete_inputs(ctx, env: dict, seed: int, *,
     scalars = dict(env)
     for p in ctx.spec.scalars:
         if p.name not in scalars:
-            dom = _domain(p)
             if random_scalars:
                 scalars[p.name] = draw_scalars(ctx.spec, rng, fixed=scalars)[p.name]
             else:
-                scalars[p.name] = dom[0] if dom else 0
+                scalars[p.name] = first_allowed(p)
     inputs = make_inputs(ctx.spec, scalars, rng)
     inputs.update(scalars)
     return scalars, inputs
 
 
-def _unspecified_reads(spec: PairSpec, effects: dict) -> str | None:
-    """The note for a difference seen where the candidate, and only it, read never-written
-    shared memory: its contents are unspecified (PTX), so the emulator's zeros are one state
-    the GPU may leave there, and that execution is a legal one that differs. None when other
-    effects are involved (an approximation, undefined behaviour: such values prove nothing)
-    or the reference has any, or the mode is real (rounding and garbage look alike)."""
-    if spec.mode != "bitexact" or effects["reference"] or not effects["candidate"]:
-        return None
-    if any(e.kind != "uninitialized" for e in effects["candidate"]):
-        return None
-    e = effects["candidate"][0]
-    return (f"the candidate reads shared memory no thread wrote ({e.what} at {e.loc}); its "
-            f"contents are unspecified, and with them zero (the emulator's, one state the GPU "
-            f"may leave) the outputs differ")
-
-
 def _test_for_difference(ctx, env: dict, seed: int, trials: int,
                          terms: dict | None = None) -> Verdict | None:
-    """Run both kernels on random inputs of this launch shape; a bit difference (bitexact) is
-    a counterexample as it stands. In real mode only differences the real check would also
-    see count, so testing is skipped there."""
+    """Run both kernels on random inputs of this launch shape; a bit difference (bitexact) in
+    a legal execution is a counterexample as it stands (`verifier.testing`: under other
+    choices of what the ISA leaves open too). In real mode only differences the real check
+    would also see count, so testing is skipped there."""
     if ctx.spec.mode == "real":
         return None
     for k in range(trials):
         scalars, inputs = _concrete_inputs(ctx, env, seed + 1 + k, random_scalars=True)
+        if k % 2:
+            inputs = ordinary_floats(inputs, seed + 1 + k)
         rep = _replay(ctx, scalars, {n: (v.copy() if isinstance(v, np.ndarray) else v)
                                      for n, v in inputs.items()})
-        ref, cand = rep["reference"][0], rep["candidate"][0]
-        diffs = _differences(ctx.spec, ref, cand)
-        if not diffs:
-            cex = _with_garbage(ctx, scalars, inputs, {r: list(v[1].effects)
-                                                       for r, v in rep.items()})
-            if cex is not None:
-                return Verdict(NOT_EQUIVALENT, "", (f"{len(cex.differences)}+ output "
-                                                    f"element(s) differ",), counterexample=cex)
-        if diffs:
-            note = "found by random testing before solving"
-            if any(role[1].effects for role in rep.values()):
-                # The host's approximations are not the GPU's, and a value read under
-                # undefined behaviour (a shfl from a lane that does not take part) is not one
-                # silicon is bound to produce; unspecified shared memory is the exception.
-                unspecified = _unspecified_reads(ctx.spec, {r: list(v[1].effects)
-                                                            for r, v in rep.items()})
-                if unspecified is None:
-                    continue
-                note = unspecified
-            # The inputs that matter: those the first differing element's terms mention.
-            pair = (terms or {}).get(diffs[0][:2], ())
-            depends = sorted(_variables(pair), key=lambda n: (n.split("[")[0], len(n), n))
-            cex = Counterexample(scalars, inputs, _outs(ctx.spec, ref), _outs(ctx.spec, cand),
-                                 diffs, note=note, depends_on=tuple(depends))
-            return Verdict(NOT_EQUIVALENT, "", (f"{len(diffs)}+ output element(s) differ",),
-                           counterexample=cex)
+        found = difference_under_choices(ctx, scalars, inputs, rep, seed + k)
+        if found is None:
+            continue
+        choices, cand, diffs = found
+        note = note_for(choices, rep["candidate"][1].effects) or \
+            "found by random testing before solving"
+        # The inputs that matter: those the first differing element's terms mention.
+        pair = (terms or {}).get(diffs[0][:2], ())
+        depends = sorted(_variables(pair), key=lambda n: (n.split("[")[0], len(n), n))
+        cex = Counterexample(scalars, inputs, _outs(ctx.spec, rep["reference"][0]),
+                             _outs(ctx.spec, cand), diffs, note=note,
+                             depends_on=tuple(depends), choices=choices)
+        return Verdict(NOT_EQUIVALENT, "", (f"{len(diffs)}+ output element(s) differ",),
+                       counterexample=cex)
     return None
 
 
@@ -343,11 +373,14 @@ def pretest(ctx, envs: list[dict], seed: int) -> Verdict | None:
             for n, v in inputs.items():
                 if isinstance(v, np.ndarray) and v.dtype.kind == "f":
                     inputs[n] = rng.uniform(-1.0, 1.0, v.shape).astype(v.dtype)
-        finals, effects = {}, {}
+        elif k % 2:
+            inputs = ordinary_floats(inputs, seed + 11 + k)
+        finals, effects, runs = {}, {}, {}
         for role in ("reference", "candidate"):
             copied = {n: (v.copy() if isinstance(v, np.ndarray) else v) for n, v in inputs.items()}
             try:
-                final, result = run_side(spec.side(role), copied, scalars, detect_races=True)
+                final, result = run_side(spec.side(role), copied, scalars, detect_races=True,
+                                         choices=ctx.choices, tag=role)
             except (MemoryFault, ExecutionError) as e:
                 return _faulted(role, scalars, inputs, e)
             races = [e for e in result.effects if e.kind == "race"]
@@ -360,24 +393,20 @@ def pretest(ctx, envs: list[dict], seed: int) -> Verdict | None:
                                                     f"{races[0].what}",), counterexample=cex)
             effects[role] = list(result.effects)
             finals[role] = final
-        note = "found by random testing before the symbolic run"
-        if effects["reference"] or effects["candidate"]:
-            # (see `_test_for_difference`: such values prove nothing, but unspecified
-            # shared memory in the candidate alone)
-            note = _unspecified_reads(spec, effects)
-            if note is None:
-                continue
+            runs[role] = (final, result)
         if spec.mode != "bitexact":
             # Rounding differences prove nothing in real mode, but a large one marks a shape
             # worth checking on its own should the whole claim stay undecided.
             if _far_apart(spec, finals["reference"], finals["candidate"]):
                 ctx.suspects.append({n: env[n] for n in env})
             continue
-        diffs = _differences(spec, finals["reference"], finals["candidate"])
-        cex = Counterexample(scalars, inputs, _outs(spec, finals["reference"]),
-                             _outs(spec, finals["candidate"]), diffs, note=note) if diffs \
-            else _with_garbage(ctx, scalars, inputs, effects)
-        if cex is not None:
-            return Verdict(NOT_EQUIVALENT, "", (f"{len(cex.differences)}+ output element(s) "
-                                                f"differ",), counterexample=cex)
+        found = difference_under_choices(ctx, scalars, inputs, runs, seed + k)
+        if found is not None:
+            choices, cand, diffs = found
+            note = note_for(choices, runs["candidate"][1].effects) or \
+                "found by random testing before the symbolic run"
+            cex = Counterexample(scalars, inputs, _outs(spec, finals["reference"]),
+                                 _outs(spec, cand), diffs, note=note, choices=choices)
+            return Verdict(NOT_EQUIVALENT, "", (f"{len(diffs)}+ output element(s) differ",),
+                           counterexample=cex)
     return None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from semantics.choices import Choices, Target
 from semantics.machine import prepare, run_kernel
 from semantics.machine.kernel import PreparedKernel
 from verifier.spec import Side
@@ -23,6 +24,13 @@ def prepare_side(side: Side) -> PreparedKernel:
         types = [TYPES[t] for t in side.param_types] if side.param_types else None
         return prepare_sass(side.module, side.kernel, types)
     return prepare(side.module, side.kernel)
+
+
+def choices_of(spec) -> Choices:
+    """The default resolution of what the ISA leaves open for a pair: zeros and lane order
+    on the emulator, narrowed by the target assumptions the spec names (both domains)."""
+    return Choices(target=Target.from_names(getattr(spec, "target_assumptions", ()),
+                                            real_floats=spec.mode == "real"))
 
 
 def run_side(side: Side, values: Mapping[str, Any], scalars: Mapping[str, Any], *,

@@ -45,7 +45,8 @@ from semantics.machine.symbolic_run import SymbolicLaunch, run_symbolic
 from verifier.claim import _symbolic_inputs, assignments, claim_text
 from verifier.counterexample import (_env, _fault_counterexample, _inconclusive,
                                      _race_check, _test_for_difference)
-from verifier.emulate import prepare_side
+from verifier.effects import judge_effects
+from verifier.emulate import choices_of, prepare_side
 from verifier.outputs import _outputs, _same, compare_outputs
 from verifier.parallel import check_shapes_in_parallel
 from verifier.shapes import CheckAt, ShapeFallback, check_shapes, plan, plan_at
@@ -68,7 +69,8 @@ def _run_side_symbolic(ctx: _Ctx, role: str, values: dict, env: dict) -> Symboli
         k = ctx.prepared[role] = prepare_side(side)
     grid, block = side.launch(env)
     return run_symbolic(k, grid, block, side.kernel_args(values),
-                        dynamic_shared=side.dynamic_shared, unroll=ctx.unroll)
+                        dynamic_shared=side.dynamic_shared, unroll=ctx.unroll,
+                        choices=ctx.choices, tag=role)
 
 
 def check_assignment(ctx: _Ctx, env: dict[str, int], seed: int) -> Verdict | None:
@@ -91,26 +93,13 @@ def check_assignment(ctx: _Ctx, env: dict[str, int], seed: int) -> Verdict | Non
         except UnsupportedError as e:
             if "data-dependent (symbolic) address" in str(e):
                 return _as_one_shape(ctx, env, seed, f"{role} at {_env(env)}: {e}")
-            return _inconclusive(ctx, f"{role} at {_env(env)}: {e}")
+            return _tested_or_inconclusive(ctx, env, seed, f"{role} at {_env(env)}: {e}")
         except UnrollLimit as e:
-            return _inconclusive(ctx, f"{role} at {_env(env)}: {e}")
+            return _tested_or_inconclusive(ctx, env, seed, f"{role} at {_env(env)}: {e}")
     ctx.stages.append(Stage("symbolic execution", "ok", time.perf_counter() - t0, _env(env)))
-    for role, launch in launches.items():
-        for e in launch.effects:
-            if e.kind == "approximation":
-                ctx.assumptions.add(f"{e.what} is the same function in both kernels "
-                                    f"(uninterpreted; {e.loc})")
-            else:
-                # Unspecified shared memory read by the candidate alone: a run on the
-                # emulator (zero-filled, one state the GPU may leave) may show a difference.
-                t1 = time.perf_counter()
-                tested = _test_for_difference(ctx, env, seed, ctx.trials) \
-                    if e.kind == "uninitialized" and role == "candidate" else None
-                if tested is not None:
-                    ctx.stages.append(Stage("random testing", "failed",
-                                            time.perf_counter() - t1, tested.reasons[0]))
-                    return tested
-                return _inconclusive(ctx, f"{role}: {e.kind}: {e.what} at {e.loc}")
+    stop = judge_effects(ctx, launches)
+    if stop is not None:
+        return _inconclusive(ctx, stop)
     # races
     t0 = time.perf_counter()
     if any(launch.symbolic_control for launch in launches.values()):
@@ -134,6 +123,19 @@ def check_assignment(ctx: _Ctx, env: dict[str, int], seed: int) -> Verdict | Non
             if not _same(a, b):
                 diffs.append((p, i, a, b, True))
     return compare_outputs(ctx, env, diffs, constraints, variables, seed, t0)
+
+
+def _tested_or_inconclusive(ctx: _Ctx, env: dict, seed: int, why: str) -> Verdict:
+    """What cannot be proved here may still be refuted by testing on the emulator, under
+    other choices of what the ISA leaves open too (`verifier.testing`); else Inconclusive,
+    named."""
+    t0 = time.perf_counter()
+    tested = _test_for_difference(ctx, env, seed, ctx.trials)
+    if tested is not None:
+        ctx.stages.append(Stage("random testing", "failed", time.perf_counter() - t0,
+                                tested.reasons[0]))
+        return tested
+    return _inconclusive(ctx, why)
 
 
 def _as_one_shape(ctx: _Ctx, env: dict[str, int], seed: int, why: str) -> Verdict | None:
@@ -217,9 +219,15 @@ def verify(spec: PairSpec, *, fixed: dict[str, int] | None = None, timeout_s: fl
     fixed = dict(fixed or {})
     start = time.perf_counter()
     ctx = _Ctx(spec, timeout_s, unroll, solvers=tuple(solvers), dump_dir=dump_smt,
-               trials=trials, jobs=jobs)
+               trials=trials, jobs=jobs, choices=choices_of(spec))
     ctx.stages = StageLog(getattr(progress, "stage", None))
     claim = claim_text(spec, fixed)
+    # A scalar the claim allows one value is that constant (for address analysis and the
+    # solvers alike), as if given with --set; the claim says it the spec's way.
+    for p in spec.scalars:
+        only = p.only_value()
+        if only is not None and p.name not in fixed:
+            fixed[p.name] = only
 
     def done(kind, reasons=(), count=0, cex=None, coverage=""):
         return Verdict(kind, claim, tuple(reasons), tuple(sorted(ctx.assumptions)),

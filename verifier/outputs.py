@@ -10,11 +10,15 @@ import time
 import numpy as np
 import z3
 
+from semantics.choices import CONSTANT_PREFIX, chosen_values
+from semantics.domains.nan_wrappers import float_view
 from semantics.machine.symbolic_run import SymbolicLaunch
 from verifier.abstraction import FloatAbstraction
+from verifier.claim import real_scalar_constraints
 from verifier.counterexample import (_env, _inconclusive, _model_counterexample,
                                      _test_for_difference, _variables)
-from verifier.real_mode import ASSUMPTION as REAL_ASSUMPTION, NotReal, RealTranslator
+from verifier.real_mode import (ASSUMPTION as REAL_ASSUMPTION, NotReal, RealTranslator,
+                                unspecified_choices)
 from verifier.solvers import Obligation, solve
 from verifier.spec import PairSpec, type_bits
 from verifier.verdict import InternalError, Stage, Verdict, _Ctx
@@ -39,7 +43,8 @@ def _same(a, b) -> bool:
 
 
 def _simplified(t):
-    return t if isinstance(t, int) else _value(z3.simplify(t))
+    """`t` simplified, with the NaN wrappers that cannot matter gone (`float_view`)."""
+    return t if isinstance(t, int) else _value(z3.simplify(float_view(t)))
 
 
 def _value(t):
@@ -109,7 +114,9 @@ def _real_outputs(ctx, env, diffs, constraints, variables, seed, t0) -> Verdict 
                                 f"needed"))
         ctx.assumptions.add(REAL_ASSUMPTION)
         return None
-    phi = z3.And(*constraints, z3.Or([_live(live, ra != rb) for ra, rb, live in pairs]))
+    # (a float scalar is a real here: the claim's values/range bound that real too)
+    phi = z3.And(*constraints, *real_scalar_constraints(ctx.spec, tr.variables),
+                 z3.Or([_live(live, ra != rb) for ra, rb, live in pairs]))
     # Through the portfolio so the obligation is recorded (certificates); real arithmetic is
     # z3's dialect, so z3 alone answers it.
     r = solve(Obligation(phi, f"{len(pairs)} element(s) differ as reals"),
@@ -144,7 +151,18 @@ def _real_outputs(ctx, env, diffs, constraints, variables, seed, t0) -> Verdict 
         f = float(x.as_fraction()) if z3.is_rational_value(x) else 0.0
         return _bits_of_float(f, var.size())
 
-    return _model_counterexample(ctx, env, value_of, variables, seed)
+    chosen = {}
+    for d in model.decls():
+        if d.arity() == 0 and d.name().startswith(CONSTANT_PREFIX):
+            x = model.eval(d(), True)
+            if z3.is_bv_value(x):
+                chosen[d.name()] = x.as_long()
+
+    def real_value(name: str) -> float:
+        x = model.eval(tr.variables[name], True)
+        return float(x.as_fraction()) if z3.is_rational_value(x) else 0.0
+    chosen.update(unspecified_choices(tr, real_value))
+    return _model_counterexample(ctx, env, value_of, variables, seed, chosen_values(chosen))
 
 
 def _abstracted(ctx: _Ctx, diffs: list, constraints: list):
@@ -277,4 +295,4 @@ def compare_outputs(ctx: _Ctx, env: dict, diffs: list, constraints: list, variab
     if missing:
         raise InternalError(f"{found.solver} returned a model without {', '.join(missing[:3])}")
     return _model_counterexample(ctx, env, lambda v: int(model.get(str(v), 0)), variables,
-                                 seed)
+                                 seed, chosen_values(model))

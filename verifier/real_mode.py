@@ -18,6 +18,8 @@ import struct
 
 import z3
 
+from semantics.choices import CONSTANT_PREFIX
+
 CANONICAL_NAN = {32: 0x7FFFFFFF, 64: 0x7FFFFFFFFFFFFFFF, 16: 0x7FFF}   # bits, by width
 
 # What a verdict in mode real assumes (every stage that reads floats as reals adds it).
@@ -70,6 +72,69 @@ def _mentions_float(t, seen: set[int] | None = None) -> bool:
     return False
 
 
+_FLUSH_MASKS = {16: (0x7C00, 0x03FF, 0x8000), 32: (0x7F800000, 0x007FFFFF, 0x80000000),
+                64: (0x7FF0000000000000, 0x000FFFFFFFFFFFFF, 0x8000000000000000)}
+
+
+def _masked(t, x, mask: int) -> bool:
+    """Is `t` the term `x & mask` (either operand order)?"""
+    if not (z3.is_app(t) and t.decl().kind() == z3.Z3_OP_BAND and t.num_args() == 2):
+        return False
+    u, v = t.arg(0), t.arg(1)
+    return (u.eq(x) and z3.is_bv_value(v) and v.as_long() == mask) or \
+        (v.eq(x) and z3.is_bv_value(u) and u.as_long() == mask)
+
+
+def _is_zero_test(t, x, mask: int) -> bool:
+    """Is `t` the test `x & mask == 0` (either operand order)?"""
+    if not (z3.is_app(t) and t.decl().kind() == z3.Z3_OP_EQ):
+        return False
+    u, v = t.arg(0), t.arg(1)
+    return (_masked(u, x, mask) and z3.is_bv_value(v) and v.as_long() == 0) or \
+        (_masked(v, x, mask) and z3.is_bv_value(u) and u.as_long() == 0)
+
+
+def _is_flush(c, then, other) -> bool:
+    """`ite(c, then, other)` is `.ftz`'s flush of `other` (`semantics.ops.common.flush`):
+    c = (exponent bits 0 and mantissa bits not 0), then = other & sign."""
+    masks = _FLUSH_MASKS.get(other.size()) if z3.is_bv(other) else None
+    if masks is None or not _masked(then, other, masks[2]):
+        return False
+    if not (z3.is_app(c) and c.decl().kind() == z3.Z3_OP_AND and c.num_args() == 2):
+        return False
+    exp, mant = c.arg(0), c.arg(1)
+    if not (z3.is_app(mant) and mant.decl().kind() == z3.Z3_OP_NOT):
+        return False
+    return _is_zero_test(exp, other, masks[0]) and _is_zero_test(mant.arg(0), other, masks[1])
+
+
+def _unspecified_bytes(t) -> bool:
+    """Is `t` a concatenation of `keq!u!` byte constants (a word no store wrote)?"""
+    return all(z3.is_const(a) and a.decl().kind() == z3.Z3_OP_UNINTERPRETED
+               and a.size() == 8 and a.decl().name().startswith(CONSTANT_PREFIX)
+               for a in t.children())
+
+
+def unspecified_choices(tr: "RealTranslator", real_value) -> dict[str, int]:
+    """The `keq!u!` constants' values behind a real-mode model: each unspecified word's
+    real value as the float's bits, split into its bytes. `real_value(name) -> float`."""
+    out: dict[str, int] = {}
+    for name, (parts, width) in tr.unspecified.items():
+        bits = _bits_of_real(real_value(name), width)
+        if len(parts) == 1:
+            out[parts[0]] = bits
+            continue
+        for j, part in enumerate(reversed(parts)):       # (least significant first)
+            out[part] = (bits >> (8 * j)) & 0xFF
+    return out
+
+
+def _bits_of_real(f: float, width: int) -> int:
+    import numpy as np
+    dtype = {16: np.float16, 32: np.float32, 64: np.float64}[width]
+    return int(np.array([f], dtype=dtype).view(f"u{width // 8}")[0])
+
+
 class RealTranslator:
     """Memoized translation of bit-precise output terms to z3 reals."""
 
@@ -80,6 +145,10 @@ class RealTranslator:
         self.no_float: set[int] = set()     # float-free subterms seen (their terms live on)
         self.memo: dict[int, z3.ArithRef] = {}
         self.variables: dict[str, z3.ArithRef] = {}
+        # Real variables standing for values the ISA leaves unspecified (never-written
+        # registers or memory): name -> (its `keq!u!` constants, most significant first;
+        # the width of the float they form), to turn a model back into replay choices.
+        self.unspecified: dict[str, tuple[tuple[str, ...], int]] = {}
         # Integer selection conditions kept exact: they must not read a float input's bits
         # (that input is a real here; `mixed_inputs` says when one is read both ways).
         self.condition_terms: list = []
@@ -118,6 +187,18 @@ class RealTranslator:
             v = self.variables.get(name)
             if v is None:
                 v = self.variables[name] = z3.Real(name)
+                if name.startswith(CONSTANT_PREFIX):
+                    self.unspecified[name] = ((name,), t.size())
+            return v
+        if k == z3.Z3_OP_CONCAT and _unspecified_bytes(t):
+            # A word of never-written memory: unspecified bytes read as one float, an
+            # arbitrary value like an input (finite, as every input is in this mode).
+            parts = tuple(str(t.arg(i)) for i in range(t.num_args()))
+            name = f"{CONSTANT_PREFIX}real!{parts[-1]}!{len(parts)}"
+            v = self.variables.get(name)
+            if v is None:
+                v = self.variables[name] = z3.Real(name)
+                self.unspecified[name] = (parts, t.size())
             return v
         if k == z3.Z3_OP_FPA_TO_IEEE_BV:
             return self._fp(t.arg(0))
@@ -126,6 +207,10 @@ class RealTranslator:
             # The canonicalizing wrapper ite(isNaN(bits(r)), NaN, bits(r)): for finite values
             # the result is r.
             if z3.is_bv_value(a) and a.as_long() == CANONICAL_NAN.get(a.size()):
+                return self._bv(b)
+            # .ftz: ite(subnormal(x), x & sign, x) is x but for a subnormal, which flushes to
+            # a zero: a change below the smallest normal, rounding for this mode.
+            if _is_flush(c, a, b):
                 return self._bv(b)
             # A selection on integers only (a launch shape's `i < n`, an index test) keeps
             # its exact bit-vector condition; only its float branches become reals.

@@ -42,8 +42,9 @@ from semantics.machine.symbolic_port import AddressBudget, LaunchShape
 from semantics.machine.symbolic_run import SymbolicLaunch, run_symbolic
 from verifier.claim import _launch_scalars, _symbolic_inputs
 from verifier.counterexample import (_concrete_inputs, _domain, _inconclusive,
-                                     _test_for_difference, model_inputs, pretest,
+                                     model_inputs, pretest,
                                      replay_fault, replay_race)
+from verifier.effects import judge_effects
 from verifier.emulate import prepare_side
 from verifier.indexed import (NotIndexable, buffer_info, compare, compare_apart, first_outside,
                               indexed_params, inside_at, replay_logs, size_check,
@@ -258,7 +259,8 @@ def _launch(ctx: _Ctx, sp: ShapePlan, role: str, values: dict, env64: dict,
                         shape=LaunchShape(tuple(exists), limits), special_terms=special,
                         detect_races=True, prune=feas.prune, resolver=feas.resolve,
                         settle=feas.settle, possible=feas.possible,
-                        indexed=indexed_params(spec, role, k.fn.params) if indexed else None)
+                        indexed=indexed_params(spec, role, k.fn.params) if indexed else None,
+                        choices=ctx.choices, tag=role)
 
 
 def _prepared(ctx: _Ctx, role: str):
@@ -479,23 +481,9 @@ def _maximal(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int, indexed
                                 f"; the write logs replayed meanwhile ({replay_s:.2f} s)"
                                 if replayed is not None else "")))
     # effects
-    for role, launch in launches.items():
-        for e in launch.effects:
-            if e.kind == "approximation":
-                ctx.assumptions.add(f"{e.what} is the same function in both kernels "
-                                    f"(uninterpreted; {e.loc})")
-            else:
-                if e.kind == "uninitialized" and role == "candidate" and not sp.names:
-                    # One fixed shape (testing before the launch ran at none): unspecified
-                    # shared memory read by the candidate alone may show a difference on the
-                    # emulator, as `equiv.check_assignment` tries.
-                    t1 = time.perf_counter()
-                    tested = _test_for_difference(ctx, fixed, seed, ctx.trials)
-                    if tested is not None:
-                        ctx.stages.append(Stage("random testing", "failed",
-                                                time.perf_counter() - t1, tested.reasons[0]))
-                        return tested
-                raise ShapeFallback(f"{role}: {e.kind}: {e.what} at {e.loc}")
+    stop = judge_effects(ctx, launches)
+    if stop is not None:
+        raise ShapeFallback(stop)
     # races
     t0 = time.perf_counter()
     checked = 0

@@ -73,6 +73,13 @@ def free_constants(*terms) -> list:
     return [e for e in subterms(*terms) if is_input(e)]
 
 
+def function_names(*terms) -> set[str]:
+    """The names of the uninterpreted functions (of one argument or more) `terms` apply."""
+    return {e.decl().name() for e in subterms(*terms)
+            if z3.is_app(e) and e.num_args() > 0
+            and e.decl().kind() == z3.Z3_OP_UNINTERPRETED}
+
+
 def evaluate(t, env: Mapping[str, np.ndarray], n: int,
              memo: dict[int, np.ndarray] | None = None) -> np.ndarray:
     """`t` at each of `n` points; `env` maps constant names to uint64 arrays of length n.

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from semantics.choices import Choices
 from semantics.errors import KeqError
 from semantics.machine.kernel import PreparedKernel
 from verifier.solvers import DEFAULT_SOLVERS, Cache
@@ -38,6 +39,8 @@ class Counterexample:
     # The byte every CTA's shared memory held at launch in the replay (PTX leaves it
     # unspecified; 0 is the emulator's default, another value one more state the GPU may leave)
     shared_fill: int = 0
+    # What the ISA leaves open, as the replay resolved it (fill, schedule, a model's values)
+    choices: Choices | None = None
 
 
 @dataclass(frozen=True)
@@ -90,3 +93,6 @@ class _Ctx:
     # Launch shapes where testing saw outputs far apart in real mode: checked on their own
     # first when the whole claim stays undecided (`verifier.equiv`).
     suspects: list = field(default_factory=list)
+    # How the emulator resolves what the ISA leaves open, and the target assumptions the
+    # claim names (both domains): `semantics.choices`
+    choices: Choices = field(default_factory=Choices)

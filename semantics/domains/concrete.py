@@ -369,6 +369,17 @@ class ConcreteDomain:
             r = f(*xs)
         return fp.from_f64(fmt, fp.round_to(fmt, "rn", r))
 
+    # -- what the ISA leaves open (semantics.choices) --------------------------------
+    def unspecified(self, name: str, w: int, keys, choices, natural=None, only=None):
+        """Each lane's value of what the ISA leaves open at `name`: the choices' (a model's
+        value, else the fill policy's; `natural` stands for the zero fill)."""
+        return choices.lanes(name, w, keys, natural)
+
+    def unspecified_fn(self, name: str, w: int, args, default, choices):
+        """A value the ISA leaves open as a function of `args` (per lane): `default`, the
+        emulator's model of the GPU, unless the fill policy says otherwise."""
+        return choices.function(name, w, args, default)
+
     # -- questions about predicates ------------------------------------------------------------
     def is_concrete(self, p) -> bool:
         return True

@@ -17,6 +17,7 @@ import z3
 from semantics.domains.base import FP_FORMATS
 from semantics.domains import z3raw
 from semantics.domains.concrete import ConcreteDomain
+from semantics.choices import CONSTANT_PREFIX, FUNCTION_PREFIX
 
 _RM = {"rn": z3.RNE, "rz": z3.RTZ, "rm": z3.RTN, "rp": z3.RTP, "rna": z3.RNA}
 
@@ -62,6 +63,12 @@ def _commuted(x, y) -> tuple:
 
 
 _CONSTANTS: dict[tuple[int, int | None], z3.ExprRef] = {}   # interned constant terms
+_ONES = {"f16": 0x3C00, "bf16": 0x3F80, "f32": 0x3F800000, "f64": 0x3FF0000000000000}
+
+
+def _is_one(x, fmt: str) -> bool:
+    """Is the bit-vector operand `x` the constant 1.0 of `fmt`?"""
+    return isinstance(x, z3.BitVecNumRef) and x.as_long() == _ONES[fmt]
 
 
 class _Template:
@@ -355,17 +362,37 @@ class SymbolicDomain:
                            lambda x, y: z3raw.FpSub(z3raw.rounding(rm), x, y))(a, b)
 
     def fmul(self, fmt, rm, a, b):
-        return self._fp_op(fmt, 2, lambda x, y: self.c.fmul(fmt, rm, x, y),
-                           lambda x, y: z3raw.FpMul(z3raw.rounding(rm), *_commuted(x, y)))(a, b)
+        w = sum(FP_FORMATS[fmt])
+
+        def lane(x, y):
+            # x * 1.0 is x, exactly, for every x of the FP theory (its one NaN included):
+            # the term of a product by a constant one is its other operand.
+            for u, v in ((x, y), (y, x)):
+                if _is_one(u, fmt):
+                    return v
+            return z3raw.ToBits(z3raw.FpMul(z3raw.rounding(rm),
+                                            *_commuted(self._fp(fmt, x), self._fp(fmt, y))))
+        return self._map(lambda x, y: self.c.fmul(fmt, rm, x, y), lane, (w, w), a, b)
 
     def fdiv(self, fmt, rm, a, b):
         return self._fp_op(fmt, 2, lambda x, y: self.c.fdiv(fmt, rm, x, y),
                            lambda x, y: z3raw.FpDiv(z3raw.rounding(rm), x, y))(a, b)
 
     def ffma(self, fmt, rm, a, b, c):
-        return self._fp_op(fmt, 3, lambda x, y, z: self.c.ffma(fmt, rm, x, y, z),
-                           lambda x, y, z: z3raw.FpFMA(z3raw.rounding(rm), *_commuted(x, y),
-                                                       z))(a, b, c)
+        w = sum(FP_FORMATS[fmt])
+
+        def lane(x, y, z):
+            # fma(1.0, y, z) rounds y + z once, exactly as an add does: the add's term.
+            for u, v in ((x, y), (y, x)):
+                if _is_one(u, fmt):
+                    return z3raw.ToBits(z3raw.FpAdd(z3raw.rounding(rm),
+                                                    *_commuted(self._fp(fmt, v),
+                                                               self._fp(fmt, z))))
+            return z3raw.ToBits(z3raw.FpFMA(z3raw.rounding(rm),
+                                            *_commuted(self._fp(fmt, x), self._fp(fmt, y)),
+                                            self._fp(fmt, z)))
+        return self._map(lambda x, y, z: self.c.ffma(fmt, rm, x, y, z), lane, (w, w, w),
+                         a, b, c)
 
     def fsqrt(self, fmt, rm, a):
         return self._fp_op(fmt, 1, lambda x: self.c.fsqrt(fmt, rm, x),
@@ -417,6 +444,37 @@ class SymbolicDomain:
             f = z3.Function(f"{name}.approx.{fmt}", *([z3.BitVecSort(w)] * (len(args) + 1)))
             self._approx_fns[key] = f
         return [f(*[self._term(a[i], w) for a in args]) for i in range(self.lanes)]
+
+    # -- what the ISA leaves open (semantics.choices) --------------------------------
+    def unspecified(self, name: str, w: int, keys, choices, natural=None, only=None):
+        """A constant `keq!u!<name>!<key>` per lane (`keys` names each lane's thread, warp or
+        CTA; the same name and key give the same constant: a value fixed by the hardware
+        reads alike twice). `only` (a bool array): the lanes that need one; the others get
+        0, which the caller never reads. `choices` and `natural` are the emulator's."""
+        names = keys.symbolic_names()
+        return [z3.BitVec(f"{CONSTANT_PREFIX}{name}!{k}", w) if only is None or only[i] else 0
+                for i, k in enumerate(names)]
+
+    def unspecified_fn(self, name: str, w: int, args, default, choices):
+        """An uninterpreted function `keq!uf!<name>` of the lanes' `args` (bit-vectors): what
+        the hardware computes from the same inputs is the same in both kernels, and nothing
+        else is assumed of it. `default` is the emulator's."""
+        widths = [self._width_of(a) for a in args]
+        key = (name, tuple(widths), w)
+        f = self._approx_fns.get(key)
+        if f is None:
+            f = z3.Function(f"{FUNCTION_PREFIX}{name}", *[z3.BitVecSort(x) for x in widths],
+                            z3.BitVecSort(w))
+            self._approx_fns[key] = f
+        return [f(*[self._term(a[i], wa) for a, wa in zip(args, widths)])
+                for i in range(self.lanes)]
+
+    @staticmethod
+    def _width_of(v) -> int:
+        for x in v:
+            if isinstance(x, z3.BitVecRef):
+                return x.size()
+        raise ValueError("unspecified_fn needs the width of a concrete operand: pass terms")
 
     # -- questions about predicates ------------------------------------------------------------
     def is_concrete(self, p) -> bool:

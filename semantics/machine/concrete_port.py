@@ -49,8 +49,10 @@ class ConcretePort:
             if init is not None and init is not self.mem.g_init and self.track_uninitialized:
                 ok = init[f[:, None] + np.arange(nbytes)].all(axis=1)
                 if not ok.all():
+                    # (what the bytes hold is the launch's fill: `semantics.choices`)
                     lane = int(active[np.nonzero(~ok)[0][0]])
-                    x.effect("uninitialized", f"read of never-written shared memory by "
+                    what = "local" if arr.base is self.mem.local else "shared"
+                    x.effect("uninitialized", f"read of never-written {what} memory by "
                                               f"{x.thread_name(lane)}")
         return out
 
@@ -65,9 +67,10 @@ class ConcretePort:
                 init[f[:, None] + np.arange(nbytes)] = True
 
     def atomic(self, x, space, addr, nbytes, update, mask):
-        """Apply `update(domain, old, lanes) -> new` in lane order (a legal serialization of
-        the conflicting lanes); `domain` has one lane per entry of `lanes`. Returns each lane's
-        old value."""
+        """Apply `update(domain, old, lanes) -> new` to the lanes of each address in the
+        order the choices give them (`x.atomic_site`, `Choices.order`: lane order by
+        default, or a model's order keys); `domain` has one lane per entry of `lanes`.
+        Returns each lane's old value."""
         arr, flat, init = self._locate(x, space, addr, nbytes, mask)
         active = np.nonzero(mask)[0]
         out = np.zeros(addr.shape, np.uint64)
@@ -82,8 +85,14 @@ class ConcretePort:
             self.mem.scatter(arr, f, nbytes, new)
             out[active] = old
         else:
-            # Conflicting lanes: serialize rounds, each round at most one lane per address.
-            order = np.argsort(inverse, kind="stable")
+            # Conflicting lanes: serialize rounds, each round at most one lane per address,
+            # the lanes of an address in the order of their keys (ties: lane order).
+            name, keys = x.atomic_site
+            if not (x.atomic_unread and getattr(update, "order_free", False)):
+                x.effect("nondeterministic", "contending atomics whose order can change "
+                                             "their outcome")
+            okeys = x.choices.order(name, keys, np.arange(x.geom.lanes))[active]
+            order = np.lexsort((np.arange(active.size), okeys, inverse))
             rank = np.empty_like(order)
             counts = np.bincount(inverse)
             starts = np.concatenate(([0], np.cumsum(counts)[:-1]))

@@ -18,11 +18,13 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from semantics.choices import Choices, KeySpace, LaneKeys
 from semantics.errors import KeqError, SourceLoc
 from semantics.ir.cfg import EXIT
 from semantics.ir.nodes import Instruction
 from semantics.ir.operands import Addr, FloatImm, IntImm, Neg, Operand, Reg, Sink, SpecialReg, Sym
 from semantics.ir.types import PtxType
+from semantics.machine import special_registers
 from semantics.machine.kernel import PreparedKernel
 from semantics.machine.memory import SHARED_WINDOW
 from semantics.machine.reads_ahead import dead_destinations, mentions_from
@@ -97,7 +99,8 @@ class Executor:
                  dynamic_shared: int = 0, unroll: int | None = None,
                  caller: "Executor | None" = None,
                  special_terms: dict[str, Any] | None = None,
-                 prune=None, settle=None) -> None:
+                 prune=None, settle=None, choices: Choices | None = None,
+                 tag: str = "k") -> None:
         self.k = kernel
         self.d = domain
         self.port = port
@@ -108,6 +111,26 @@ class Executor:
         self.visits: dict[int, int] = {}
         self.dynamic_shared = dynamic_shared
         self.regs: dict[Reg, Any] = {}
+        # Registers some lanes of which hold no written value (a placeholder 0): per register,
+        # the lanes certainly unwritten (a bool array) and, per lane written only under a
+        # symbolic condition, the condition under which it is not. A read by such a lane gets
+        # the register's unspecified launch value (`_launch_value`), fixed per thread.
+        self.undef: dict[Reg, tuple[np.ndarray, dict[int, Any]]] = {}
+        # What the ISA leaves open is resolved by `choices` (semantics.choices); `tag` names
+        # this kernel's run in the names of its unspecified values (the pair's role).
+        self.choices = choices if choices is not None else \
+            (caller.choices if caller is not None else Choices())
+        self.tag = caller.tag if caller is not None else tag
+        self._keys: dict[KeySpace, LaneKeys] = {}
+        self._key_names: dict[KeySpace, list[str]] = {}
+        # Fresh reads per (site, what), counted per lane; calls per callee (a frame's
+        # registers start unwritten at each call): shared by every frame of one launch.
+        self.reads: dict[tuple, np.ndarray] = caller.reads if caller is not None else {}
+        self.calls: dict[str, int] = caller.calls if caller is not None else {}
+        self.frame = kernel.name
+        if caller is not None:
+            k = self.calls[kernel.name] = self.calls.get(kernel.name, 0) + 1
+            self.frame = f"{kernel.name}#{k}"
         self.effects: list[Effect] = []
         self.effect_keys: set[tuple[str, str, SourceLoc]] = set()
         self.ins: Instruction | None = None
@@ -121,14 +144,13 @@ class Executor:
         self._special: dict[str, np.ndarray] = {
             "%tid.x": self.lane_in_cta % bx, "%tid.y": (self.lane_in_cta // bx) % by,
             "%tid.z": self.lane_in_cta // (bx * by),
-            "%laneid": self.lane_in_cta % 32, "%warpid": self.lane_in_cta // 32,
+            "%laneid": self.lane_in_cta % 32,
         }
         ctas = np.array(geom.ctas, dtype=np.int64).reshape(-1, 3)
         for k, c in enumerate("xyz"):
             self._special[f"%ntid.{c}"] = np.full(n, geom.block[k])
             self._special[f"%nctaid.{c}"] = np.full(n, geom.grid[k])
             self._special[f"%ctaid.{c}"] = ctas[self.cta_of_lane, k]
-        self._special["%nwarpid"] = np.full(n, (t + 31) // 32)
         # Special registers whose value is a symbolic term, the same in every lane (a
         # symbolic launch shape's %nctaid): they override the concrete table.
         self.special_terms = dict(special_terms or {})
@@ -215,7 +237,9 @@ class Executor:
                 return d.bool_to_bv(self.read_pred(op), t.bits)
             v = self.regs.get(op)
             if v is None:
-                v = d.const(0, rt.bits)
+                v = self._launch_value(op, rt.bits)
+            elif op in self.undef:
+                v = self._defined(op, v, rt.bits)
             return self._resize(v, rt.bits, t)
         if isinstance(op, IntImm):
             return d.const(op.value, t.bits)
@@ -233,9 +257,13 @@ class Executor:
             return self.d.pnot(self.read_pred(op.operand))
         if isinstance(op, Reg):
             rt = self.k.reg_type(op)
-            v = self.regs.get(op)
             if rt.kind == "pred":
-                return v if v is not None else self.d.pconst(False)
+                v = self.regs.get(op)
+                if v is None:
+                    return self._as_pred(self._launch_value(op, 1))
+                if op in self.undef:
+                    return self._as_pred(self._defined(op, self.d.bool_to_bv(v, 1), 1))
+                return v
             return self.d.pnot(self.d.eq(self.read(op, rt), self.d.const(0, rt.bits), rt.bits))
         if isinstance(op, IntImm):
             return self.d.pconst(op.value != 0)
@@ -261,10 +289,9 @@ class Executor:
         m = self.mask if mask is None else mask
         if self.d.must_all(m) or self._unobserved(op, mask):
             self.regs[op] = p
+            self.undef.pop(op, None)
             return
-        old = self.regs.get(op)
-        if old is None:
-            old = self.d.pconst(False)
+        old = self._merge_base(op, m, 1, pred=True)
         self.regs[op] = self.d.pite(m, p, old)
 
     def _unobserved(self, reg: Reg, mask) -> bool:
@@ -288,11 +315,104 @@ class Executor:
         m = self.mask if mask is None else mask
         if self.d.must_all(m) or self._unobserved(reg, mask):
             self.regs[reg] = v
+            self.undef.pop(reg, None)
             return
+        old = self._merge_base(reg, m, w)
+        self.regs[reg] = self.d.ite(m, v, old, w)
+
+    # -- registers no instruction wrote (PTX ISA 5.1.1: their values are unspecified) ------
+    def _launch_value(self, reg: Reg, w: int, only=None):
+        """The value `reg` holds in each lane before any write: fixed by the hardware,
+        unknown, the same at every read (one constant per thread and register)."""
+        self.effect("uninitialized", f"register {reg.name} read before any write",
+                    None if only is None else _pred_of(self.d, only))
+        return self.d.unspecified(f"{self.tag}/{self.frame}/{reg.name}", w,
+                                  self.lane_keys(KeySpace.THREAD), self.choices, only=only)
+
+    def _as_pred(self, v):
+        return self.d.pnot(self.d.eq(v, self.d.const(0, 1), 1))
+
+    def _defined(self, reg: Reg, v, w: int):
+        """`v` with the lanes that never wrote `reg`, and may read it now, given their launch
+        values: lanes certainly unwritten get it, lanes written under a condition get
+        `If(unwritten, launch value, v)` unless that condition cannot hold where this read
+        happens (`settle`: decided alike at every allowed launch shape)."""
+        certain, conds = self.undef[reg]
+        now = _maybe(self.mask)
+        undef = certain & now
+        d = self.d
+        if conds:
+            lanes = [i for i in conds if now[i]]
+            if lanes and self.settle is not None:
+                tests = [False] * self.geom.lanes
+                for i in lanes:
+                    m = self.mask[i]
+                    tests[i] = conds[i] if m is True else _pand_term(m, conds[i])
+                settled = self.settle(tests)
+                lanes = [i for i in lanes if not (settled[i] is False)]
+            if lanes:
+                launch = self._launch_value(reg, w, only=_lanes_mask(lanes, self.geom.lanes))
+                v = list(v)
+                for i in lanes:
+                    v[i] = _ite_term(conds[i], launch[i], v[i], w)
+        if not undef.any():
+            return v
+        launch = self._launch_value(reg, w, only=undef)
+        return d.ite(_pred_of(d, undef), launch, v, w)
+
+    def _merge_base(self, reg: Reg, m, w: int, pred: bool = False):
+        """The old value a masked write of `reg` merges with, and the bookkeeping of which
+        lanes stay unwritten: lanes the write certainly covers become written, lanes it
+        certainly misses stay as they were, and a lane written under a symbolic condition
+        stays unwritten where the condition fails (`_defined` decides at the read)."""
         old = self.regs.get(reg)
         if old is None:
-            old = self.d.const(0, w)
-        self.regs[reg] = self.d.ite(m, v, old, w)
+            entry = (np.ones(self.geom.lanes, dtype=bool), {})
+            old = self.d.pconst(False) if pred else self.d.const(0, w)
+        else:
+            entry = self.undef.get(reg)
+            if entry is None:
+                return old
+        certain, conds = entry
+        sure, maybe = _certain(m), _maybe(m)
+        conditional = maybe & ~sure
+        new_conds = {i: c for i, c in conds.items() if not sure[i]}
+        for i in np.flatnonzero(conditional & (certain | np.isin(np.arange(certain.size),
+                                                                list(conds)))).tolist():
+            missed = _not_term(m[i])
+            new_conds[i] = missed if i not in conds else _pand_term(conds[i], missed)
+        left = certain & ~maybe
+        if left.any() or new_conds:
+            self.undef[reg] = (left, new_conds)
+        else:
+            self.undef.pop(reg, None)
+        return old
+
+    # -- keys of unspecified values ----------------------------------------------------------
+    def lane_key_name(self, space: KeySpace, lane: int) -> str:
+        """The key one lane's unspecified value of `space` has in constant names."""
+        names = self._key_names.get(space)
+        if names is None:
+            names = self._key_names[space] = self.lane_keys(space).symbolic_names()
+        return names[lane]
+
+    def lane_keys(self, space: KeySpace) -> LaneKeys:
+        """Which thread, warp or CTA each lane's unspecified value belongs to. With one
+        symbolic CTA for every CTA (`%ctaid` a term), the keys are those within the CTA."""
+        keys = self._keys.get(space)
+        if keys is None:
+            symbolic_cta = any(n.startswith("%ctaid") for n in self.special_terms)
+            t = self.geom.threads_per_cta
+            cta = self.global_tid // t
+            if space is KeySpace.THREAD:
+                exact, local = self.global_tid, self.lane_in_cta
+            elif space is KeySpace.WARP:
+                local = (self.lane_in_cta // 32) * 32
+                exact = cta * t + local
+            else:
+                exact, local = cta, np.zeros_like(cta)
+            keys = self._keys[space] = LaneKeys(space, exact, local, symbolic_cta)
+        return keys
 
     def special(self, name: str, t: PtxType):
         term = self.special_terms.get(name)
@@ -300,14 +420,24 @@ class Executor:
             return self._resize(self.d.splat(term, 32), 32, t.bits, False)
         arr = self._special.get(name)
         if arr is None:
-            if name in ("%clock", "%clock64", "%globaltimer", "%clock_hi", "%globaltimer_lo",
-                        "%globaltimer_hi"):
-                self.effect("nondeterministic", f"read of {name}")
-                return self.d.const(0, t.bits)
             if name == "%dynamic_smem_size":
                 return self.d.const(self.dynamic_shared, t.bits)
-            raise ExecutionError(f"special register {name} is not supported", self.ins.loc)
+            if not special_registers.is_open(name):
+                special_registers.refuse(self, name)
+            v, w = special_registers.read_open(self, name)
+            return self._resize(v, w, t.bits, False)
         return self.d.from_ints(arr, t.bits)
+
+    def read_count(self, site) -> np.ndarray:
+        """How many times each lane has run the current instruction's `site` before (a
+        fresh value's read count: `semantics.choices`); counts the lanes that may run it."""
+        key = (self.k.name, self.instr_index, site)
+        counts = self.reads.get(key)
+        if counts is None:
+            counts = self.reads[key] = np.zeros(self.geom.lanes, dtype=np.int64)
+        before = counts.copy()
+        counts += _maybe(self.mask)
+        return before
 
     def symbol_address(self, name: str) -> int:
         k = self.k
@@ -357,7 +487,15 @@ class Executor:
         self.port.store(self, space, addr, nbytes, value, self.mask if mask is None else mask,
                         align)
 
-    def atomic(self, space: str, addr, nbytes: int, update, mask=None):
+    def atomic(self, space: str, addr, nbytes: int, update, mask=None,
+               discarded: bool = False):
+        """An atomic update; `atomic_site` names the order keys of its lanes (the order in
+        which contending lanes take effect: `semantics.machine.atomic_order`), one per
+        lane and execution; `discarded`: the instruction returns no old value (`red`)."""
+        self.atomic_site = (f"{self.tag}/atom@{self.ins.loc}",
+                            self.lane_keys(KeySpace.THREAD).counted(
+                                self.read_count(("atom",))))
+        self.atomic_unread = discarded or self.result_unread
         return self.port.atomic(self, space, addr, nbytes, update,
                                 self.mask if mask is None else mask)
 
@@ -625,6 +763,48 @@ class Executor:
                 top[0], top[2] = join, mask
                 stack.append([block.fallthrough, join, not_taken])
                 stack.append([block.branch_target, join, taken])
+
+
+def _certain(p) -> np.ndarray:
+    """The lanes where a (concrete or symbolic) mask certainly holds."""
+    if isinstance(p, np.ndarray):
+        return p.astype(bool)
+    return np.array([x is True or (isinstance(x, np.bool_) and bool(x)) for x in p],
+                    dtype=bool)
+
+
+def _maybe(p) -> np.ndarray:
+    """The lanes where a mask may hold (a term may)."""
+    if isinstance(p, np.ndarray):
+        return p.astype(bool)
+    return np.array([not (isinstance(x, (bool, np.bool_)) and not x) for x in p], dtype=bool)
+
+
+def _lanes_mask(lanes: list[int], n: int) -> np.ndarray:
+    out = np.zeros(n, dtype=bool)
+    out[lanes] = True
+    return out
+
+
+def _not_term(c):
+    import z3
+    return z3.Not(c)
+
+
+def _pand_term(a, b):
+    import z3
+    return z3.And(a, b)
+
+
+def _ite_term(c, a, b, w: int):
+    import z3
+    t = b if not isinstance(b, (int, np.integer)) else z3.BitVecVal(int(b), w)
+    return z3.If(c, a, t)
+
+
+def _pred_of(d, arr: np.ndarray):
+    """A concrete bool lane vector as the domain's predicate."""
+    return d.pnot(d.eq(d.from_ints(arr.astype(np.int64), 1), d.const(0, 1), 1))
 
 
 def _concrete_bools(p) -> list[bool]:

@@ -99,17 +99,22 @@ class ConcreteMemory:
         self.shared = np.zeros((0, 0), np.uint8)
         self.shared_init = np.zeros((0, 0), bool)
         self.local = np.zeros((0, 0), np.uint8)
+        self.local_init = np.zeros((0, 0), bool)
         self.cta_of_lane = np.zeros(0, np.int64)
         self.uninitialized_reads: list[tuple[int, int]] = []   # (lane, shared offset)
 
     def new_batch(self, cta_of_lane: np.ndarray, ctas: int, shared_size: int,
-                  local_size: int, shared_fill: int = 0) -> None:
-        """`shared_fill`: the byte each CTA's shared memory holds at launch (PTX leaves it
-        unspecified; 0 unless a caller asks for another state the GPU may leave)."""
+                  local_size: int, shared_fill=0, local_fill=0) -> None:
+        """`shared_fill`, `local_fill`: what each CTA's shared memory and each thread's
+        local memory hold at launch (PTX leaves it unspecified): a byte, or an array of
+        bytes of the memory's shape (`semantics.choices.Choices.memory`)."""
         self.cta_of_lane = cta_of_lane
-        self.shared = np.full((ctas, shared_size), shared_fill, np.uint8)
+        self.shared = np.empty((ctas, shared_size), np.uint8)
+        self.shared[...] = shared_fill
         self.shared_init = np.zeros((ctas, shared_size), bool)
-        self.local = np.zeros((cta_of_lane.size, local_size), np.uint8)
+        self.local = np.empty((cta_of_lane.size, local_size), np.uint8)
+        self.local[...] = local_fill
+        self.local_init = np.zeros((cta_of_lane.size, local_size), bool)
 
     def buffer(self, name: str) -> np.ndarray:
         for a in self.layout.allocs:
@@ -162,7 +167,7 @@ class ConcreteMemory:
             if lanes is None:
                 lanes = np.arange(addr.size, dtype=np.int64)
             flat = np.where(mask & ok, lanes * size + addr.astype(np.int64), 0)
-            return self.local.reshape(-1), flat, None, bad, \
+            return self.local.reshape(-1), flat, self.local_init.reshape(-1), bad, \
                 f"out of bounds of local memory ({size} bytes)"
         if space == "const":
             size = self.const.size

@@ -9,6 +9,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
+from semantics.choices import Choices, KeySpace
 from semantics.domains.concrete import ConcreteDomain
 from semantics.errors import KeqError
 from semantics.ir.nodes import Module
@@ -75,15 +76,20 @@ def run_kernel(module: Module | PreparedKernel, kernel: str | None, grid, block,
                args: Sequence | Mapping, *, dynamic_shared: int = 0,
                ctas_per_batch: int | None = None, max_steps: int = 50_000_000,
                detect_races: bool = False, coverage: bool = False,
-               shared_fill: int = 0) -> LaunchResult:
+               shared_fill: int | None = None, choices: Choices | None = None,
+               tag: str = "k") -> LaunchResult:
     """Run `kernel` with `args` in .entry parameter order (or a mapping by PTX param name).
 
     numpy arrays become global buffers (pointer parameters get their addresses); other values
     are scalars. Returns every buffer's final contents under its parameter name.
     `detect_races` reports data races as "race" effects (see `semantics.machine.races`);
-    `coverage` records the basic blocks and branch directions that ran; `shared_fill` is the
-    byte every CTA's shared memory holds at launch (unspecified in PTX; 0 by default).
+    `coverage` records the basic blocks and branch directions that ran; `choices` resolves
+    what the PTX ISA leaves open (never-written registers and memory, volatile special
+    registers, the order of contending atomics: `semantics.choices`; by default zeros and
+    lane order), `tag` names this run in the names of those values (a pair's role);
+    `shared_fill`, when given, is the byte every CTA's shared memory holds at launch.
     """
+    choices = choices if choices is not None else Choices()
     k = module if isinstance(module, PreparedKernel) else prepare(module, kernel)
     grid3, block3 = _dim3(grid, "grid"), _dim3(block, "block")
     threads = block3[0] * block3[1] * block3[2]
@@ -132,11 +138,17 @@ def run_kernel(module: Module | PreparedKernel, kernel: str | None, grid, block,
         geom = Geometry(block3, grid3, batch)
         domain = ConcreteDomain(geom.lanes)
         lanes = np.arange(geom.lanes, dtype=np.int64)
-        mem.new_batch(lanes // threads, len(batch), shared_size, k.local_size, shared_fill)
+        gtid = _global_tids(geom)
+        ctas = gtid[::threads] // threads
+        shared0 = shared_fill if shared_fill is not None else choices.memory(
+            f"{tag}/shared/", KeySpace.CTA, ctas, np.zeros_like(ctas), shared_size)
+        local0 = choices.memory(f"{tag}/local/", KeySpace.THREAD, gtid, gtid % threads,
+                                k.local_size)
+        mem.new_batch(lanes // threads, len(batch), shared_size, k.local_size, shared0, local0)
         if races is not None:
             races.new_batch()
         ex = Executor(k, domain, port, geom, param_values, max_steps=max_steps,
-                      dynamic_shared=dynamic_shared)
+                      dynamic_shared=dynamic_shared, choices=choices, tag=tag)
         ex.run()
         effects.extend(e for e in ex.effects if e not in effects)
         blocks_seen |= ex.blocks_seen
@@ -157,6 +169,15 @@ def run_kernel(module: Module | PreparedKernel, kernel: str | None, grid, block,
         writers = {name: _last_writer(races, geom, a.base - GLOBAL_BASE)
                    for name, (a, v) in allocs.items()}
     return LaunchResult(out, tuple(effects), cov, writers)
+
+
+def _global_tids(geom: Geometry) -> np.ndarray:
+    """Each lane's global thread id (CTA-major, x fastest), as the executor numbers them."""
+    t = geom.threads_per_cta
+    gx, gy, _ = geom.grid
+    ctas = np.array(geom.ctas, dtype=np.int64).reshape(-1, 3)
+    linear = ctas[:, 0] + ctas[:, 1] * gx + ctas[:, 2] * gx * gy
+    return (linear[:, None] * t + np.arange(t)[None, :]).reshape(-1)
 
 
 def _last_writer(races: RaceDetector, geom: Geometry, start: int) -> Callable[[int], str]:

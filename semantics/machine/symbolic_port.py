@@ -32,9 +32,11 @@ from typing import Any
 import numpy as np
 import z3
 
+from semantics.choices import KeySpace, constant_name
 from semantics.domains import z3raw
 from semantics.domains.symbolic import SymbolicDomain
 from semantics.errors import UnsupportedError
+from semantics.machine.atomic_order import contended
 from semantics.machine.concrete_port import ConcretePort
 from semantics.machine.indexed_buffers import IndexedBuffer, IndexedBuffers
 from semantics.machine.memory import ConcreteMemory
@@ -610,20 +612,17 @@ class SymbolicPort:
             out[lane] = v
         for lane in np.nonzero(maybe)[0].tolist():
             f = int(flat[lane])
-            if init is not None and not init[f:f + nbytes].all() and \
-                    not self._written(arr, init, f, nbytes, self._own(cond[lane], lane)):
-                # The emulator's zeros are not what silicon holds: a result that depends on
-                # this read is not determined by the kernel's inputs.
-                x.effect("uninitialized", f"read of never-written shared memory by "
-                                          f"{x.thread_name(lane)}")
-            out[lane] = self._read(arr, f, nbytes)
+            if init is not None and not init[f:f + nbytes].all():
+                out[lane] = self._read_unwritten(x, arr, init, f, nbytes,
+                                                 self._own(cond[lane], lane), lane)
+            else:
+                out[lane] = self._read(arr, f, nbytes)
         for s in self.symbolic_lanes:
             if not s.places:
                 continue
             w = nbytes * 8
-            self._check_initialized(x, s.places, nbytes, s.lane)
-            words = {k: _term(self._read(arr_k, f, nbytes), w)
-                     for k, arr_k, f, _, _ in s.places}
+            words = {k: _term(self._read_place(x, arr_k, f, nbytes, ck, init_k, s.lane), w)
+                     for k, arr_k, f, ck, init_k in s.places}
             out[s.lane] = self._chain(s.off, s.tests, [k for k, *_ in s.places], words)
         return out
 
@@ -665,23 +664,49 @@ class SymbolicPort:
         w = written[0] if len(set(t.get_id() for t in written)) == 1 else z3.And(written)
         return not self.possible(z3.And(_bool(cond), z3.Not(w)))
 
-    def _check_initialized(self, x, places, nbytes: int, lane: int) -> None:
-        """A read of shared memory no store has certainly written, nor written wherever
-        this read happens (`_written`): the emulator's zeros are not what silicon holds."""
-        init = places[0][4]
-        if init is not None and all(p[4] is init for p in places):
-            # (one lane's places share its CTA's map: a histogram bin per place, looked at
-            # all at once, then one by one only where some byte is not certainly written)
-            at = np.fromiter((p[2] for p in places), np.int64, len(places))
-            unsure = ~init[at[:, None] + np.arange(nbytes)].all(axis=1)
-            places = [places[j] for j in np.flatnonzero(unsure).tolist()]
-        for _, arr, f, ck, init in places:
-            if init is not None and not init[f:f + nbytes].all() and \
-                    not self._written(arr, init, f, nbytes,
-                                      self._own(condition_term(ck), lane)):
-                x.effect("uninitialized", f"read of possibly never-written shared memory "
-                                          f"by {x.thread_name(lane)}")
-                return
+    def _read_place(self, x, arr, f: int, nbytes: int, cond, init, lane: int):
+        """The word at one place a split access may reach (`_read`, or `_read_unwritten`
+        where some byte may be unwritten)."""
+        if init is not None and not init[f:f + nbytes].all():
+            return self._read_unwritten(x, arr, init, f, nbytes,
+                                        self._own(condition_term(cond), lane), lane)
+        return self._read(arr, f, nbytes)
+
+    def _read_unwritten(self, x, arr, init, f: int, nbytes: int, cond, lane: int):
+        """A read of shared or local memory some byte of which no store has certainly
+        written: such a byte holds an unspecified value fixed at launch (PTX ISA: the
+        contents of never-written memory are unknown but constant), one constant per CTA
+        (shared) or thread (local) and byte offset, the same at every read. A byte written
+        under symbolic conditions is that value where none of them held, unless `possible`
+        shows that no such read happens. The emulator's fill policy (`Choices`) gives these
+        bytes their values on a replay."""
+        current = self._read(arr, f, nbytes)
+        if self._written(arr, init, f, nbytes, cond):
+            return current             # (every byte written wherever this read happens)
+        region = _region(arr)
+        space = KeySpace.CTA if arr is self.mem.shared or arr.base is self.mem.shared \
+            else KeySpace.THREAD
+        what = "shared" if space is KeySpace.CTA else "local"
+        size = self.mem.shared.shape[1] if space is KeySpace.CTA else self.mem.local.shape[1]
+        key = x.lane_key_name(space, lane)
+        parts = []
+        for i in range(nbytes):
+            byte = ((current >> (8 * i)) & 0xFF) if _concrete(current) else \
+                z3.Extract(8 * i + 7, 8 * i, current)
+            if init[f + i]:
+                parts.append(byte)
+                continue
+            launch = z3.BitVec(constant_name(f"{x.tag}/{what}/{(f + i) % size}", key), 8)
+            written = self.init_conds.get((region, f + i))
+            if written is None:
+                parts.append(launch)
+            elif self.possible is not None and \
+                    not self.possible(z3.And(_bool(cond), z3.Not(written))):
+                parts.append(byte)
+            else:
+                parts.append(z3.If(written, _term(byte, 8), launch))
+        terms = [_term(b, 8) for b in parts]
+        return z3.simplify(z3.Concat(*reversed(terms))) if nbytes > 1 else terms[0]
 
     def store(self, x, space, addr, nbytes, value, mask, align=None):
         arr, flat, maybe, init, mask = self._places(x, space, addr, nbytes, mask, align, "w",
@@ -758,11 +783,19 @@ class SymbolicPort:
         out = [0] * len(addr)
         w = nbytes * 8
         split_of = {s.lane: s for s in self.symbolic_lanes}
-        for lane in sorted(set(np.nonzero(maybe)[0].tolist()) | set(split_of)):
+        plain = [lane for lane in np.nonzero(maybe)[0].tolist() if lane not in split_of]
+        ordered = self._in_some_order(x, arr, flat, plain, nbytes, update, mask, init, w, out)
+        if split_of and not (x.atomic_unread and (getattr(update, "order_free", False) or (
+                x.choices.target.real_floats and getattr(update, "float_add", False)))):
+            if len(split_of) + len(plain) > 1:
+                raise UnsupportedError(
+                    f"'{x.form.name}' at data-dependent addresses whose outcome depends on the "
+                    f"order contending threads take effect in: not modelled", x.ins.loc)
+        for lane in sorted(set(plain) - ordered | set(split_of)):
             if lane not in split_of:
                 f = int(flat[lane])
-                old = self._read(arr, f, nbytes)
-                self._track_atomic(x, init, f, nbytes, lane, mask[lane])
+                old = self._read_place(x, arr, f, nbytes, mask[lane], init, lane)
+                self._track_atomic(init, f, nbytes, mask[lane])
                 new = update(SymbolicDomain(1), [old], [lane])[0]
                 m = mask[lane]
                 delta = None if _concrete(m) else self._delta(update, lane, w)
@@ -772,7 +805,6 @@ class SymbolicPort:
             split = split_of[lane]
             if not split.places:
                 continue
-            self._check_initialized(x, split.places, nbytes, lane)
             # Every place is the same update under its own test: the increment (when the
             # update is one) and the lane's condition less `delta != 0` are found once. The
             # increment at place k is If(tests[k], If(c, delta, 0), 0): the inner selection
@@ -783,14 +815,16 @@ class SymbolicPort:
                 c = split.cond if _concrete(split.cond) else _unless_zero(split.cond, delta)
                 step = delta if _concrete(c) else z3raw.If(c, delta, _zero(w))
             olds = {}
-            tests, zero, unread = split.tests, _zero(w), x.result_unread
-            if delta is not None and unread:
+            tests, zero, unread = split.tests, _zero(w), x.atomic_unread
+            if delta is not None and unread and all(
+                    init_k is None or init_k[f:f + nbytes].all()
+                    for _, _, f, _, init_k in split.places):
                 self._add_at_each(split.places, tests, step, zero, nbytes, w)
                 continue
-            for k, arr_k, f, ck, _ in split.places:
+            for k, arr_k, f, ck, init_k in split.places:
                 if delta is not None:
                     increment = z3raw.If(tests[k], step, zero)
-                old = _term(self._read(arr_k, f, nbytes), w)
+                old = _term(self._read_place(x, arr_k, f, nbytes, ck, init_k, lane), w)
                 if delta is None:
                     new = update(SymbolicDomain(1), [old], [lane])[0]
                     self._write(arr_k, f, nbytes,
@@ -798,20 +832,53 @@ class SymbolicPort:
                 else:
                     self._write(arr_k, f, nbytes, z3raw.BvAdd(old, increment))
                 olds[k] = old
-            if not x.result_unread:
+            if not x.atomic_unread:
                 # (a chain over every place: built only when some instruction reads it)
                 out[lane] = self._chain(split.off, split.tests, [k for k, *_ in split.places],
                                         olds)
         return out
 
+    def _in_some_order(self, x, arr, flat, lanes: list, nbytes: int, update, mask, init,
+                       w: int, out: list) -> set:
+        """Lanes of this atomic that contend for one address where their order matters (the
+        old values are read, or the update does not commute): their old values and the
+        final word for every order (`semantics.machine.atomic_order`), the order keys
+        named as `x.atomic_site` names them. Returns the lanes so handled; the others go in
+        lane order (a single lane, or updates whose order cannot show)."""
+        if x.atomic_unread and (getattr(update, "order_free", False) or (
+                x.choices.target.real_floats and getattr(update, "float_add", False))):
+            return set()
+        by_place: dict[int, list[int]] = {}
+        for lane in lanes:
+            by_place.setdefault(int(flat[lane]), []).append(lane)
+        groups = [g for g in by_place.values() if len(g) > 1]
+        if not groups:
+            return set()
+        name, keys = x.atomic_site
+        contending = np.zeros(x.geom.lanes, dtype=bool)
+        for g in groups:
+            contending[g] = True
+        order = x.d.unspecified(name, 32, keys, x.choices, only=contending)
+        done: set = set()
+        for g in groups:
+            f = int(flat[g[0]])
+            base = self._read_place(x, arr, f, nbytes, mask[g[0]], init, g[0])
+            deltas = [self._delta(update, lane, w) for lane in g]
+            olds, final = contended(
+                base, [lambda v, lane=lane: update(SymbolicDomain(1), [v], [lane])[0]
+                       for lane in g], [mask[lane] for lane in g], [order[lane] for lane in g],
+                None if any(dl is None for dl in deltas) else deltas, w, x.ins.loc)
+            for lane, old in zip(g, olds):
+                out[lane] = old
+            self._track_atomic(init, f, nbytes, True if all(_concrete(mask[lane]) and
+                                                            mask[lane] for lane in g) else False)
+            self._write(arr, f, nbytes, z3.simplify(final))
+            done.update(g)
+        return done
+
     @staticmethod
-    def _track_atomic(x, init, f: int, nbytes: int, lane: int, m) -> None:
-        if init is None:
-            return
-        if not init[f:f + nbytes].all():
-            x.effect("uninitialized", f"atomic on never-written shared memory by "
-                                      f"{x.thread_name(lane)}")
-        if _concrete(m) and m:
+    def _track_atomic(init, f: int, nbytes: int, m) -> None:
+        if init is not None and _concrete(m) and m:
             init[f:f + nbytes] = True
 
     @staticmethod

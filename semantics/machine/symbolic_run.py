@@ -13,6 +13,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import z3
 
+from semantics.choices import Choices
 from semantics.domains.symbolic import SymbolicDomain
 from semantics.machine.executor import Effect, Executor, Geometry
 from semantics.machine.indexed_buffers import IndexedAccess
@@ -50,7 +51,8 @@ def run_symbolic(k: PreparedKernel, grid: tuple[int, int, int], block: tuple[int
                  shape: LaunchShape | None = None, special_terms: dict | None = None,
                  detect_races: bool = False, prune=None, resolver=None,
                  settle=None, possible=None,
-                 indexed: dict[str, tuple[str, str]] | None = None) -> SymbolicLaunch:
+                 indexed: dict[str, tuple[str, str]] | None = None,
+                 choices: Choices | None = None, tag: str = "k") -> SymbolicLaunch:
     """`shape` makes this a maximal launch standing for every shape it allows (see
     `semantics.machine.symbolic_port`); `special_terms` gives special registers symbolic
     values (%nctaid); `detect_races` logs every access with its condition and returns the
@@ -61,7 +63,9 @@ def run_symbolic(k: PreparedKernel, grid: tuple[int, int, int], block: tuple[int
     condition may hold (for shared memory written under symbolic conditions);
     `indexed` (PTX parameter -> ("in" | "out", label)) addresses those buffers without splitting
     symbolic offsets (`semantics.machine.indexed_buffers`), their accesses come back in
-    `indexed`."""
+    `indexed`. `tag` names this run in the names of the values the PTX ISA leaves open
+    (`semantics.choices`; a pair's role), and `choices.target` holds the claim's assumptions
+    about the target GPU."""
     params = k.fn.params
     if len(args) != len(params):
         raise ValueError(f"{k.name} takes {len(params)} arguments, {len(args)} given")
@@ -108,7 +112,7 @@ def run_symbolic(k: PreparedKernel, grid: tuple[int, int, int], block: tuple[int
         port.use_indexed(indexed, {name: alloc for name, (alloc, _) in allocs.items()})
     ex = Executor(k, SymbolicDomain(geom.lanes), port, geom, values, max_steps=max_steps,
                   dynamic_shared=dynamic_shared, unroll=unroll, special_terms=special_terms,
-                  prune=prune, settle=settle)
+                  prune=prune, settle=settle, choices=choices, tag=tag)
     ex.run()
     out: dict[str, list] = {}
     for name, (alloc, buf) in allocs.items():

@@ -127,6 +127,10 @@ def _atom_update(x, op: str, t: PtxType, b, c):
             zero_or_big = d.por(d.eq(old, d.const(0, w), w), d.ult(bb, old, w))
             return d.ite(zero_or_big, bb, d.sub(old, d.const(1, w), w), w)
         raise ValueError(op)
+    # Updates whose final word is the same in every order when nobody reads the old values
+    # (the order of contending atomics is then invisible: `semantics.machine.atomic_order`).
+    update.order_free = fmt is None and op in ("add", "and", "or", "xor", "min", "max")
+    update.float_add = fmt is not None and op == "add"      # order-free as real numbers
     return update
 
 
@@ -139,10 +143,8 @@ def _atomic(has_dest: bool):
         addr = x.address(first)
         b = x.read(first + 1, t)
         c = x.read(first + 2, t) if op == "cas" else None
-        if t.is_float:
-            x.effect("nondeterministic", f"floating-point atomic {op}: the result depends on "
-                                         f"the order threads arrive")
-        old = x.atomic(_space(x), addr, t.bits // 8, _atom_update(x, op, t, b, c))
+        old = x.atomic(_space(x), addr, t.bits // 8, _atom_update(x, op, t, b, c),
+                       discarded=not has_dest)
         if has_dest:
             x.write(0, old, t)
     return sem

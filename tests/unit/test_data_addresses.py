@@ -5,6 +5,8 @@ are the pieces, and mutants that must be refuted."""
 
 from __future__ import annotations
 
+from semantics.choices import Choices
+
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -297,23 +299,26 @@ def test_binning_by_the_next_byte_value_is_refuted(tmp_path):
 def test_counting_into_never_zeroed_shared_bins_is_refuted_with_another_fill(tmp_path):
     # Without `smem[tid] = 0` the privatized histogram counts into whatever shared memory
     # holds at launch (unspecified in PTX). The emulator's zeros give the right bins, so the
-    # difference shows only with another state the GPU may leave: every byte GARBAGE. The
-    # counterexample says so and replays with that fill (and not with zeros).
-    from verifier.counterexample import GARBAGE
+    # difference shows only with another state the GPU may leave (another fill, or the
+    # solver's values of the never-written bytes). The counterexample says so and replays
+    # with those choices (and not with zeros).
     spec = load_spec(_mutant(tmp_path, "st.shared.u32 \t[%r2], %r8;", ""))
     v = verify(spec, timeout_s=30)
     assert v.kind == NOT_EQUIVALENT, v.reasons
     cex = v.counterexample
-    assert cex.shared_fill == GARBAGE and f"{GARBAGE:#04x} at launch" in cex.note
+    assert cex.choices is not None and cex.choices.fill != "zero"
     assert "never-written shared memory" in cex.note and cex.differences
     assert_replays(spec, cex)
-    zeros = replace(cex, shared_fill=0)
+    zeros = replace(cex, choices=Choices())
     with pytest.raises(AssertionError):
         assert_replays(spec, zeros)
-    # at one fixed shape too (no testing before the launch there: the launch's effect asks)
-    v = verify(spec, fixed={"n": 40}, timeout_s=30)
-    assert v.kind == NOT_EQUIVALENT and v.counterexample.shared_fill == GARBAGE, v.reasons
-    assert_replays(spec, v.counterexample)
+    # at one fixed shape too, and with no testing at all: the symbolic run's never-written
+    # bytes are the solver's to choose
+    for trials in (8, 0):
+        v = verify(spec, fixed={"n": 40}, timeout_s=30, trials=trials)
+        assert v.kind == NOT_EQUIVALENT, v.reasons
+        assert v.counterexample.choices != Choices() and "shared" in v.counterexample.note
+        assert_replays(spec, v.counterexample)
     # the kernel that zeroes its bins is not refuted this way
     assert verify(load_spec(K / "histogram" / "shared.toml"), fixed={"n": 40},
                   timeout_s=30).kind == EQUIVALENT

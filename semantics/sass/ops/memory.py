@@ -183,7 +183,7 @@ def _red(op: str, t):
             fail(x, "expected RED [addr], b")
         addr = address(x, 0, wide=True)
         b = int_src(x, 1)
-        x.atomic("global", addr, 4, _atom_update(x, op, t, b, None))
+        x.atomic("global", addr, 4, _atom_update(x, op, t, b, None), discarded=True)
     return sem
 
 
@@ -195,13 +195,19 @@ def _resolve_red(form):
     return _red(*r)
 
 
+def _is_rz(op) -> bool:
+    """The zero register as a destination: the old value is discarded."""
+    return str(op) == "RZ"
+
+
 def _atoms_popc_inc(x) -> None:
     ops = x.ins.operands
     if len(ops) != 2:
         fail(x, "expected ATOMS.POPC.INC.32 d, [addr]")
     d = x.d
     old = x.atomic("shared", _shared_addr(x, 1), 4,
-                   _atom_update(x, "add", TYPES["u32"], d.const(1, 32), None))
+                   _atom_update(x, "add", TYPES["u32"], d.const(1, 32), None),
+                   discarded=_is_rz(ops[0]))
     set_reg(x, ops[0], old)
 
 
@@ -212,7 +218,7 @@ def _atoms(op: str, t):
         if len(ops) != 3:
             fail(x, "expected ATOMS d, [addr], b")
         old = x.atomic("shared", _shared_addr(x, 1), 4,
-                       _atom_update(x, op, t, int_src(x, 2), None))
+                       _atom_update(x, op, t, int_src(x, 2), None), discarded=_is_rz(ops[0]))
         set_reg(x, ops[0], old)
     return sem
 
@@ -239,7 +245,8 @@ def _atomg(op: str, t):
         addr = address(x, 2, wide=True, implicit_pair=True)
         b = int_src(x, 3)
         c = int_src(x, 4) if op == "cas" else None
-        old = x.atomic("global", addr, 4, _atom_update(x, op, t, b, c))
+        old = x.atomic("global", addr, 4, _atom_update(x, op, t, b, c),
+                       discarded=_is_rz(ops[1]))
         set_reg(x, ops[1], old)
     return sem
 

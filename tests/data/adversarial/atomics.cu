@@ -98,6 +98,14 @@ extern "C" __global__ void sum_sequential_f32(const float* x, float* sum, int n)
     }
 }
 
+// The same float atomics, in thread order: one thread adds every element.
+extern "C" __global__ void sum_atomic_in_order_f32(const float* x, float* sum, int n)
+{
+    if (threadIdx.x == 0)
+        for (int i = 0; i < n; ++i)
+            atomicAdd(sum, x[i]);
+}
+
 extern "C" __global__ void sum_atomic_f32(const float* x, float* sum, int n)
 {
     int i = threadIdx.x;

@@ -1,0 +1,140 @@
+"""Testing on the emulator under the choices the PTX ISA leaves open (`semantics.choices`).
+
+A difference seen on the emulator is a counterexample when it is a legal execution of both
+kernels: every fill of never-written memory and every order of contending atomics is one the
+GPU may give, so an emulator run under any `Choices` is legal, provided
+
+- neither kernel used an approximate function (the host's approximations are not the GPU's)
+  or had undefined behaviour (a value silicon is not bound to produce), and
+- the reference's outputs do not depend on those choices: the claim is about a deterministic
+  reference, so one whose outputs change with them is an error about the spec.
+
+When the candidate's run consulted what the ISA leaves open (its effects say so), it runs
+again under other choices (every never-written byte 0xa5, the reverse order, random values
+and orders): a forgotten `smem[i] = 0` gives the right answer from zeros, a float sum by
+atomics the right answer in lane order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from semantics.choices import Choices
+from semantics.errors import KeqError
+from verifier.effects import MODELLED
+from verifier.emulate import run_side
+
+
+def ordinary_floats(inputs: dict, seed: int) -> dict:
+    """`inputs` with every float buffer redrawn as ordinary finite values (moderate
+    magnitudes, both signs, some exact small ones): random bit patterns are NaN and infinity
+    heavy, and a sum with one NaN in it is NaN in every order."""
+    rng = np.random.default_rng(seed)
+    out = dict(inputs)
+    for n, v in inputs.items():
+        if isinstance(v, np.ndarray) and v.dtype.kind == "f":
+            mag = np.exp2(rng.uniform(-8, 8, v.shape))
+            vals = np.where(rng.random(v.shape) < 0.5, -mag, mag)
+            exact = rng.integers(-4, 5, v.shape) / 2.0
+            out[n] = np.where(rng.random(v.shape) < 0.2, exact, vals).astype(v.dtype)
+    return out
+
+
+def alternatives(ctx, seed: int) -> list[Choices]:
+    """Other resolutions of what the ISA leaves open than the emulator's default."""
+    t = ctx.choices.target
+    return [Choices("pattern", "lane", {}, t), Choices("zero", "reverse", {}, t),
+            Choices(f"random:{seed}", f"random:{seed}", {}, t)]
+
+
+def _copies(inputs: dict) -> dict:
+    return {n: (v.copy() if isinstance(v, np.ndarray) else v) for n, v in inputs.items()}
+
+
+def _outputs(spec, final: dict) -> dict:
+    return {p.name: final[p.name] for p in spec.params
+            if p.is_buffer and p.access in ("out", "inout")}
+
+
+def _same(a: dict, b: dict) -> bool:
+    return all(np.array_equal(np.ascontiguousarray(a[k]).view(np.uint8),
+                              np.ascontiguousarray(b[k]).view(np.uint8)) for k in a)
+
+
+def proves_nothing(effects) -> bool:
+    """Effects that make an emulator run's values no evidence about the GPU."""
+    return any(e.kind in ("approximation", "undefined") for e in effects)
+
+
+def consulted(effects) -> bool:
+    """Did the run read what the ISA leaves open (so other choices may change it)?"""
+    return any(e.kind in MODELLED for e in effects)
+
+
+def differences(spec, ref: dict, cand: dict) -> tuple:
+    diffs = []
+    for p in spec.params:
+        if not p.is_buffer or p.access not in ("out", "inout"):
+            continue
+        a = np.ascontiguousarray(ref[p.name]).view(f"u{p.dtype.itemsize}").reshape(-1)
+        b = np.ascontiguousarray(cand[p.name]).view(f"u{p.dtype.itemsize}").reshape(-1)
+        for i in np.nonzero(a != b)[0][:16].tolist():
+            diffs.append((p.name, i, int(a[i]), int(b[i])))
+    return tuple(diffs)
+
+
+def check_reference_determined(ctx, scalars: dict, inputs: dict, ref_final: dict, ref_effects,
+                               seed: int) -> None:
+    """Raise (an error about the spec) when the reference read what the ISA leaves open and
+    its outputs change with the choices."""
+    if not consulted(ref_effects):
+        return
+    want = _outputs(ctx.spec, ref_final)
+    for choices in alternatives(ctx, seed):
+        final, _ = run_side(ctx.spec.side("reference"), _copies(inputs), scalars,
+                            choices=choices, tag="reference")
+        if not _same(want, _outputs(ctx.spec, final)):
+            kinds = sorted({e.what for e in ref_effects if e.kind in MODELLED})
+            raise KeqError(f"the reference's outputs depend on what the PTX ISA leaves open "
+                           f"({kinds[0]}; with {choices.describe()} they differ): the claim "
+                           f"is about a deterministic reference")
+
+
+def difference_under_choices(ctx, scalars: dict, inputs: dict, rep: dict, seed: int
+                             ) -> tuple[Choices, dict, tuple] | None:
+    """(choices, the candidate's final values, differences) of the first legal execution
+    whose outputs differ from the reference's: `rep` (role -> (final, result), the
+    emulator's default choices) first, then the candidate under other choices when its run
+    consulted them. None when nothing counts."""
+    ref_final, ref_result = rep["reference"]
+    cand_final, cand_result = rep["candidate"]
+    if proves_nothing(ref_result.effects) or proves_nothing(cand_result.effects):
+        return None
+    tries = [(ctx.choices, cand_final)]
+    if consulted(cand_result.effects):
+        tries += [(c, None) for c in alternatives(ctx, seed)]
+    for choices, final in tries:
+        if final is None:
+            final, result = run_side(ctx.spec.side("candidate"), _copies(inputs), scalars,
+                                     choices=choices, tag="candidate")
+            if proves_nothing(result.effects):
+                continue
+        diffs = differences(ctx.spec, ref_final, final)
+        if diffs:
+            check_reference_determined(ctx, scalars, inputs, ref_final, ref_result.effects,
+                                       seed)
+            return choices, final, diffs
+    return None
+
+
+def note_for(choices: Choices, effects) -> str:
+    """What a counterexample found by testing says of the choices it needed."""
+    used = sorted({f"{e.what} at {e.loc}" for e in effects if e.kind in MODELLED})
+    if not used:
+        return ""
+    return (f"the candidate reads what the PTX ISA leaves open ({'; '.join(used[:3])}); "
+            f"with {choices.describe()}, one execution the GPU may give, the outputs differ")
+
+
+__all__ = ["ordinary_floats", "alternatives", "difference_under_choices", "check_reference_determined",
+           "differences", "note_for", "proves_nothing", "consulted"]
