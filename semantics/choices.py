@@ -16,7 +16,9 @@ Every value the ISA does not determine goes through one Domain operation,
 
 Orders the hardware chooses are choices too: `schedule` says how the emulator orders
 contending atomics (`lane` order, `reverse`, `random:SEED`), which path of a divergent
-branch runs first, and the order of CTA batches.
+branch runs first, and the order of CTA batches. So is the memory layout: `layout` says
+where buffers and `.shared` variables lie (`packed`, or `shifted`: other addresses with the
+same alignment; `semantics.machine.layout`).
 
 `Target` holds the assumptions a claim may name about the GPU it targets (`target_assumptions`
 in the pair spec, e.g. "every f32 NaN result is the canonical NaN"): they narrow what is
@@ -37,6 +39,7 @@ FUNCTION_PREFIX = "keq!uf!"       # functions of an instruction's inputs: keq!uf
 PATTERN_BYTE = 0xA5
 FILLS = ("zero", "pattern", "random:SEED")
 SCHEDULES = ("lane", "reverse", "random:SEED")
+LAYOUTS = ("packed", "shifted")
 
 
 class Openness(Enum):
@@ -62,9 +65,13 @@ class Target:
     # Floats read as real numbers (a claim in mode "real"): a sum's order cannot show, so
     # the order of contending float atomic adds does not matter.
     real_floats: bool = False
+    # The claim allows two threads to store the same value to one place without ordering
+    # (`allow = ["benign-write-races"]`): such stores are not reported as a race.
+    benign_write_races: bool = False
 
     @classmethod
-    def from_names(cls, names: Sequence[str], real_floats: bool = False) -> "Target":
+    def from_names(cls, names: Sequence[str], real_floats: bool = False,
+                   allow: Sequence[str] = ()) -> "Target":
         formats: set[str] = set()
         for n in names:
             if n == "f32-nan-canonical":
@@ -73,7 +80,7 @@ class Target:
                 formats |= {"f16", "bf16"}
             else:
                 raise ValueError(f"unknown target assumption {n!r}")
-        return cls(frozenset(formats), real_floats)
+        return cls(frozenset(formats), real_floats, "benign-write-races" in allow)
 
 
 def _parse_seeded(policy: str, allowed: Sequence[str], what: str) -> tuple[str, int]:
@@ -113,10 +120,16 @@ class Choices:
     schedule: str = "lane"
     values: Mapping[str, int] = field(default_factory=dict)   # "<name>!<key>" -> value
     target: Target = field(default_factory=Target)
+    # Where buffers and .shared variables lie (`semantics.machine.memory`): "packed" (the
+    # symbolic domain's too) or "shifted" (other addresses, the same alignment).
+    layout: str = "packed"
 
     def __post_init__(self) -> None:
         _parse_seeded(self.fill, ("zero", "pattern"), "fill policy")
         _parse_seeded(self.schedule, ("lane", "reverse"), "schedule")
+        if self.layout not in LAYOUTS:
+            raise ValueError(f"unknown memory layout {self.layout!r} (one of: "
+                             f"{', '.join(LAYOUTS)})")
 
     # -- values ------------------------------------------------------------------------------
     def lanes(self, name: str, w: int, keys: "LaneKeys",
@@ -223,7 +236,7 @@ class Choices:
         return kind != "reverse"
 
     def with_values(self, values: Mapping[str, int]) -> "Choices":
-        return Choices(self.fill, self.schedule, dict(values), self.target)
+        return Choices(self.fill, self.schedule, dict(values), self.target, self.layout)
 
     def describe(self) -> str:
         parts = []
@@ -233,6 +246,9 @@ class Choices:
             parts.append(f"schedule {self.schedule}")
         if self.values:
             parts.append(f"{len(self.values)} chosen value(s)")
+        if self.layout != "packed":
+            parts.append(f"{self.layout} memory layout (buffers and shared variables at "
+                         f"other addresses, equally aligned)")
         return ", ".join(parts) or "zero fill, lane-order schedule"
 
 
@@ -346,5 +362,5 @@ def chosen_values(model: Mapping[str, int | bool]) -> dict[str, int]:
 
 
 __all__ = ["Choices", "Target", "Openness", "KeySpace", "LaneKeys", "CONSTANT_PREFIX",
-           "FUNCTION_PREFIX", "FILLS", "SCHEDULES", "constant_name", "split_constant",
+           "FUNCTION_PREFIX", "FILLS", "SCHEDULES", "LAYOUTS", "constant_name", "split_constant",
            "chosen_values", "PATTERN_BYTE"]

@@ -55,3 +55,11 @@ class PtxSyntaxError(LocatedError):
 
 class UnsupportedError(LocatedError):
     """A construct that parses but has no semantics: refused by name, never skipped."""
+
+
+class ShapeMachineryNeeded(UnsupportedError):
+    """What one fixed-input symbolic run cannot decide but the symbolic launch's machinery
+    can (accesses logged with their conditions, obligations decided by a solver): a
+    data-dependent address, or an access or undefined behaviour under a data-dependent
+    condition. The verifier runs the shape again that way."""
+

@@ -193,6 +193,10 @@ class ConcreteDomain:
         """`fn(domain, a)`: (the symbolic domain builds it once per `key` and substitutes)."""
         return fn(self, a)
 
+    def lanewise_n(self, key, fn, vecs, widths):
+        """`fn(domain, *vecs)` (the symbolic domain builds it once per `key`)."""
+        return fn(self, *vecs)
+
     def ite(self, c, a, b, w):
         return np.where(c, a, b)
 
@@ -375,7 +379,7 @@ class ConcreteDomain:
         value, else the fill policy's; `natural` stands for the zero fill)."""
         return choices.lanes(name, w, keys, natural)
 
-    def unspecified_fn(self, name: str, w: int, args, default, choices):
+    def unspecified_fn(self, name: str, w: int, args, default, choices, widths=None):
         """A value the ISA leaves open as a function of `args` (per lane): `default`, the
         emulator's model of the GPU, unless the fill policy says otherwise."""
         return choices.function(name, w, args, default)

@@ -15,6 +15,8 @@ outputs and the obligations that follow it.
 
 from __future__ import annotations
 
+import ctypes
+
 import z3
 
 from semantics.domains import z3raw
@@ -82,18 +84,57 @@ def _is_nan_test(ctx, c, x, exp: int, mant: int) -> bool:
 
 
 def _is_a_nan(ctx, t, exp: int, mant: int, quiet: int) -> bool:
-    """Is raw `t` certainly a NaN pattern: a NaN numeral, or `u | C` with C holding every
-    exponent bit and the quiet bit?"""
+    """Is raw `t` certainly a NaN pattern: a NaN numeral, or a term whose exponent bits and
+    quiet bit are all known to be set (`u | C`, or z3's simplified form of it, a `Concat`
+    of pieces of `u` around a constant run of ones)?"""
     n = _numeral(ctx, t)
     if n is not None:
         return n & exp == exp and n & mant != 0
-    if z3raw.app_kind(ctx, t) != z3.Z3_OP_BOR:
-        return False
-    for i in range(R.num_args(ctx, t)):
-        c = _numeral(ctx, R.app_arg(ctx, t, i))
-        if c is not None and c & (exp | quiet) == exp | quiet:
-            return True
-    return False
+    return _known_ones(ctx, t) & (exp | quiet) == exp | quiet
+
+
+def _known_ones(ctx, t) -> int:
+    """The bits of raw bit-vector `t` known to be 1 from its shape (numerals, `|`,
+    `Concat`); 0 where nothing is known."""
+    n = _numeral(ctx, t)
+    if n is not None:
+        return n
+    kind = z3raw.app_kind(ctx, t)
+    args = [R.app_arg(ctx, t, i) for i in range(R.num_args(ctx, t))] if kind else []
+    if kind == z3.Z3_OP_BOR:
+        ones = 0
+        for a in args:
+            ones |= _known_ones(ctx, a)
+        return ones
+    if kind == z3.Z3_OP_CONCAT:
+        ones = 0
+        for a in args:                        # most significant first
+            ones = (ones << R.bv_size(ctx, R.sort(ctx, a))) | _known_ones(ctx, a)
+        return ones
+    return 0
+
+
+def is_nan_pattern(raw, width: int) -> bool:
+    """Is raw `raw` (a bit-vector of `width` bits) certainly a NaN pattern of some format of
+    that width (a NaN numeral, or an unspecified NaN `u | EXP | QUIET`)?"""
+    ctx = _CTX.ref()
+    return any(_is_a_nan(ctx, raw, *MASKS[f]) for f in MASKS if _WIDTH[f] == width)
+
+
+def wrapped_value(t):
+    """`r` when the term `t` is a NaN wrapper `If(is_nan(r), N, r)` of any format of its
+    width (N a NaN pattern), else None."""
+    if not isinstance(t, z3.BitVecRef):
+        return None
+    for fmt, w in _WIDTH.items():
+        if w == t.size():
+            r = unwrapped(t, fmt)
+            if r is not t:
+                return r
+    return None
+
+
+_WIDTH = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64}
 
 
 def unwrapped(x, fmt: str):
@@ -101,48 +142,80 @@ def unwrapped(x, fmt: str):
     `fmt` (see the module docstring), else `x` itself."""
     if not isinstance(x, z3.BitVecRef):
         return x
-    ctx = _CTX.ref()
     raw = x.as_ast()
+    r = _unwrapped_raw(_CTX.ref(), raw, fmt)
+    return x if r is raw else z3raw.wrap(r, x)
+
+
+def _unwrapped_raw(ctx, raw, fmt: str):
+    """`unwrapped` on a raw AST: the raw `r`, or `raw` itself (the same object)."""
     if z3raw.app_kind(ctx, raw) != z3.Z3_OP_ITE:
-        return x
+        return raw
     c, n, r = (R.app_arg(ctx, raw, i) for i in range(3))
     exp, mant, quiet = MASKS[fmt]
     if _is_a_nan(ctx, n, exp, mant, quiet) and _is_nan_test(ctx, c, r, exp, mant):
-        return z3raw.wrap(r, x)
-    return x
+        return r
+    return raw
 
 
 _FORMATS = {(5, 11): "f16", (8, 8): "bf16", (8, 24): "f32", (11, 53): "f64"}
+_L = z3raw._L
 
 
-def float_view(t):
+def float_view(t, memo: dict | None = None):
     """`t` with every `FromBits(If(is_nan(r), N, r))` rewritten to `FromBits(r)` (see the
-    module docstring), bottom-up over its DAG; `t` itself when there is none."""
+    module docstring), bottom-up over its DAG; `t` itself when there is none. `memo`, shared
+    by calls on terms with common subterms (an output's elements), walks each node once.
+
+    The walk reads raw ASTs (`z3raw.read`; no Python wrapper per node: the DAGs of a softmax
+    have hundreds of thousands). The memo maps a node's id to its rewrite, raw; a rewrite
+    that is a new term is kept alive by its Python wrapper in the memo, and so is every root
+    walked, whose subterms are the other nodes the memo names (so no id is reused while it
+    lives)."""
     if not isinstance(t, z3.ExprRef):
         return t
-    memo: dict[int, z3.ExprRef] = {}
-    stack: list[tuple[z3.ExprRef, bool]] = [(t, False)]
+    memo = {} if memo is None else memo
+    memo.setdefault("roots", []).append(t)
+    ctx = _CTX.ref()
+    root = t.as_ast()
+    stack = [(root, False)]
     while stack:
         e, ready = stack.pop()
-        key = e.get_id()
+        key = R.ast_id(ctx, e)
         if key in memo:
             continue
-        kids = e.children() if z3.is_app(e) else []
+        n = R.num_args(ctx, e) if R.ast_kind(ctx, e) == z3.Z3_APP_AST else 0
+        kids = [R.app_arg(ctx, e, i) for i in range(n)]
         if not ready:
             stack.append((e, True))
-            stack.extend((c, False) for c in kids if c.get_id() not in memo)
+            stack.extend((c, False) for c in kids if R.ast_id(ctx, c) not in memo)
             continue
-        new = [memo[c.get_id()] for c in kids]
-        if z3.is_fp(e) and e.decl().kind() == z3.Z3_OP_FPA_TO_FP and len(kids) == 1 \
-                and z3.is_bv(kids[0]):
-            fmt = _FORMATS.get((e.sort().ebits(), e.sort().sbits()))
-            inner = unwrapped(new[0], fmt) if fmt else new[0]
-            memo[key] = z3.fpBVToFP(inner, e.sort())
-        elif any(not a.eq(b) for a, b in zip(new, kids)):
-            memo[key] = e.decl()(*new)
-        else:
-            memo[key] = e
-    return memo[t.get_id()]
+        new = [memo[R.ast_id(ctx, c)][0] for c in kids]
+        memo[key] = _rewritten(ctx, e, kids, new)
+    out = memo[R.ast_id(ctx, root)][0]
+    return t if out is root else z3.z3._to_expr_ref(out, _CTX)
 
 
-__all__ = ["unwrapped", "float_view", "MASKS"]
+def _rewritten(ctx, e, kids: list, new: list) -> tuple:
+    """(the rewrite of raw `e` given its children's rewrites `new`, its keep-alive or None)."""
+    if len(kids) == 1 and z3raw.app_kind(ctx, e) == z3.Z3_OP_FPA_TO_FP:
+        sort = R.sort(ctx, e)
+        if R.sort_kind(ctx, R.sort(ctx, kids[0])) == z3.Z3_BV_SORT:
+            fmt = _FORMATS.get((_L.Z3_fpa_get_ebits(ctx, sort), _L.Z3_fpa_get_sbits(ctx, sort)))
+            inner = _unwrapped_raw(ctx, new[0], fmt) if fmt else new[0]
+            if R.ast_id(ctx, inner) == R.ast_id(ctx, kids[0]):
+                return (e, None)
+            return _kept(_L.Z3_mk_fpa_to_fp_bv(ctx, inner, sort))
+    if any(R.ast_id(ctx, a) != R.ast_id(ctx, b) for a, b in zip(new, kids)):
+        args = (z3.Ast * len(new))(*new)
+        return _kept(_L.Z3_update_term(ctx, e, ctypes.c_uint(len(new)), args))
+    return (e, None)
+
+
+def _kept(raw) -> tuple:
+    """A new raw term and the Python wrapper that keeps it alive."""
+    term = z3.z3._to_expr_ref(raw, _CTX)
+    return (term.as_ast(), term)
+
+
+__all__ = ["unwrapped", "float_view", "MASKS", "is_nan_pattern", "wrapped_value"]

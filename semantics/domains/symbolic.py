@@ -88,6 +88,27 @@ class _Template:
                                       self.dst), self.term)
 
 
+class _TemplateN:
+    """`fn`'s one-lane result over placeholders of `widths` bits (`lanewise_n`)."""
+
+    def __init__(self, key, fn: Callable, widths: tuple[int, ...]) -> None:
+        ph = [z3.BitVec(f"keq!lanewise!{key}!{i}!{w}", w) for i, w in enumerate(widths)]
+        self.term = fn(SymbolicDomain(1), *[[p] for p in ph])[0]
+        n = len(ph)
+        self.n = n
+        self.src, self.dst = (z3.Ast * n)(), (z3.Ast * n)()
+        for i, p in enumerate(ph):
+            self.src[i] = p.as_ast()
+
+    def of(self, xs):
+        if not isinstance(self.term, z3.ExprRef):
+            return self.term
+        for i, x in enumerate(xs):
+            self.dst[i] = x.as_ast()
+        return z3raw.wrap(_SUBSTITUTE(self.term.ctx_ref(), self.term.as_ast(), self.n,
+                                      self.src, self.dst), self.term)
+
+
 _TEMPLATES: dict[tuple, _Template] = {}
 _SUBSTITUTE = z3.z3core.Z3_substitute            # (checked: a sort mismatch raises)
 
@@ -301,6 +322,29 @@ class SymbolicDomain:
             out[i] = template.of(a[i])
         return out
 
+    def lanewise_n(self, key, fn: Callable, vecs, widths):
+        """`lanewise` over several operands (`vecs`, of `widths` bits): a result's NaN,
+        which depends on the operation's inputs too (`semantics.ops.nan_results`)."""
+        n = len(vecs[0])
+        sym = [i for i in range(n) if any(isinstance(v[i], z3.ExprRef) for v in vecs)]
+        if not sym:
+            return fn(self, *vecs)
+        tkey = (key, tuple(widths))
+        template = _TEMPLATES.get(tkey)
+        if template is None:
+            template = _TEMPLATES[tkey] = _TemplateN(key, fn, tuple(widths))
+        if len(sym) == n:
+            out = [None] * n
+        else:
+            rest = [list(v) for v in vecs]
+            for i in sym:
+                for r in rest:
+                    r[i] = 0              # (its result is replaced below)
+            out = fn(self, *rest)
+        for i in sym:
+            out[i] = template.of([self._term(v[i], w) for v, w in zip(vecs, widths)])
+        return out
+
     # -- predicates --------------------------------------------------------------------------
     def pand(self, a, b):
         out = []
@@ -455,11 +499,11 @@ class SymbolicDomain:
         return [z3.BitVec(f"{CONSTANT_PREFIX}{name}!{k}", w) if only is None or only[i] else 0
                 for i, k in enumerate(names)]
 
-    def unspecified_fn(self, name: str, w: int, args, default, choices):
-        """An uninterpreted function `keq!uf!<name>` of the lanes' `args` (bit-vectors): what
-        the hardware computes from the same inputs is the same in both kernels, and nothing
-        else is assumed of it. `default` is the emulator's."""
-        widths = [self._width_of(a) for a in args]
+    def unspecified_fn(self, name: str, w: int, args, default, choices, widths=None):
+        """An uninterpreted function `keq!uf!<name>` of the lanes' `args` (bit-vectors of
+        `widths` bits): what the hardware computes from the same inputs is the same in both
+        kernels, and nothing else is assumed of it. `default` is the emulator's."""
+        widths = list(widths) if widths is not None else [self._width_of(a) for a in args]
         key = (name, tuple(widths), w)
         f = self._approx_fns.get(key)
         if f is None:

@@ -15,6 +15,10 @@ class ConcretePort:
         self.mem = mem
         self.track_uninitialized = track_uninitialized
         self.races = races
+        self.writes_done = 0          # stores and atomics so far (a spinning loop makes none)
+
+    def write_count(self) -> int:
+        return self.writes_done
 
     def _track(self, x, arr, flat, nbytes, active, kind, addr, values=None) -> None:
         if self.races is None:
@@ -38,6 +42,20 @@ class ConcretePort:
                               x.ins.loc, x.k.name, x.thread_name(lane), a)
         return arr, flat, init
 
+    def check_writable(self, x, arr, flat, lanes: np.ndarray, addr) -> None:
+        """A write by `lanes` into a buffer the launch declares read-only faults."""
+        hit, name = self.mem.written_read_only(arr, flat, lanes)
+        if hit.any():
+            lane = int(np.flatnonzero(hit)[0])
+            a = int(addr[lane])
+            raise MemoryFault(f"write into buffer '{name}' at address {a:#x}, which the launch "
+                              f"declares read-only (an `in` buffer of the claim)",
+                              x.ins.loc, x.k.name, x.thread_name(lane), a)
+
+    def fence(self, x, lanes: np.ndarray) -> None:
+        if self.races is not None:
+            self.races.fence(x, lanes)
+
     def load(self, x, space, addr, nbytes, mask, align=None):
         arr, flat, init = self._locate(x, space, addr, nbytes, mask, align)
         active = np.nonzero(mask)[0]
@@ -57,7 +75,9 @@ class ConcretePort:
         return out
 
     def store(self, x, space, addr, nbytes, value, mask, align=None):
+        self.writes_done += 1
         arr, flat, init = self._locate(x, space, addr, nbytes, mask, align)
+        self.check_writable(x, arr, flat, mask, addr)
         active = np.nonzero(mask)[0]
         if active.size:
             f = flat[active]
@@ -71,7 +91,9 @@ class ConcretePort:
         order the choices give them (`x.atomic_site`, `Choices.order`: lane order by
         default, or a model's order keys); `domain` has one lane per entry of `lanes`.
         Returns each lane's old value."""
+        self.writes_done += 1
         arr, flat, init = self._locate(x, space, addr, nbytes, mask)
+        self.check_writable(x, arr, flat, mask, addr)
         active = np.nonzero(mask)[0]
         out = np.zeros(addr.shape, np.uint64)
         if not active.size:

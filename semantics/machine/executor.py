@@ -19,23 +19,26 @@ from typing import Any, Protocol
 import numpy as np
 
 from semantics.choices import Choices, KeySpace, LaneKeys
-from semantics.errors import KeqError, SourceLoc
+from semantics.errors import KeqError, ShapeMachineryNeeded, SourceLoc
 from semantics.ir.cfg import EXIT
 from semantics.ir.nodes import Instruction
 from semantics.ir.operands import Addr, FloatImm, IntImm, Neg, Operand, Reg, Sink, SpecialReg, Sym
 from semantics.ir.types import PtxType
 from semantics.machine import special_registers
+from semantics.machine.termination import LoopWatch, loop_name, sibling, step_budget
 from semantics.machine.kernel import PreparedKernel
-from semantics.machine.memory import SHARED_WINDOW
-from semantics.machine.reads_ahead import dead_destinations, mentions_from
+from semantics.machine.memory import SHARED_WINDOW, UndefinedBehavior
+from semantics.machine.reads_ahead import dead_destinations, mentions_from, opcodes_from
 
 
 class UnrollLimit(KeqError):
-    """A loop whose exit depends on symbolic data ran more iterations than the bound."""
+    """A loop whose exit depends on symbolic data ran more iterations than the bound.
+    `lanes`: each lane's condition of still being in the loop (the verifier asks a solver
+    for inputs that keep a lane there, and the emulator whether it ever leaves)."""
 
-    def __init__(self, message: str, loc: SourceLoc, bound: int) -> None:
+    def __init__(self, message: str, loc: SourceLoc, bound: int, lanes=None) -> None:
         super().__init__(message)
-        self.loc, self.bound = loc, bound
+        self.loc, self.bound, self.lanes = loc, bound, lanes
 
 
 class ExecutionError(KeqError):
@@ -47,6 +50,11 @@ class ExecutionError(KeqError):
 
     def render(self) -> str:
         return f"{self.loc}: error: {self}" if self.loc else f"error: {self}"
+
+
+class NonTermination(ExecutionError):
+    """The kernel does not finish: a loop spins without progress, or the step budget ran out
+    (`semantics.machine.termination`)."""
 
 
 @dataclass(frozen=True)
@@ -95,7 +103,7 @@ class Geometry:
 
 class Executor:
     def __init__(self, kernel: PreparedKernel, domain, port: MemoryPort, geom: Geometry,
-                 params: dict[str, Any], *, max_steps: int = 50_000_000,
+                 params: dict[str, Any], *, max_steps: int | None = None,
                  dynamic_shared: int = 0, unroll: int | None = None,
                  caller: "Executor | None" = None,
                  special_terms: dict[str, Any] | None = None,
@@ -106,7 +114,7 @@ class Executor:
         self.port = port
         self.geom = geom
         self.params = params
-        self.max_steps = max_steps
+        self.max_steps = step_budget() if max_steps is None else max_steps
         self.unroll = unroll
         self.visits: dict[int, int] = {}
         self.dynamic_shared = dynamic_shared
@@ -169,6 +177,7 @@ class Executor:
         self._ahead: list[frozenset] | None | bool = False       # False: not computed yet
         self._dead: frozenset[int] | None | bool = False
         self._others: frozenset | None = None
+        self._opcodes: list[frozenset] | None = None      # (`may_meet_later`)
         lid = self._special["%laneid"]
         self._special["%lanemask_eq"] = np.left_shift(1, lid)
         self._special["%lanemask_lt"] = np.left_shift(1, lid) - 1
@@ -203,6 +212,8 @@ class Executor:
         # then data-dependent (the verifier needs to know).
         self.symbolic_control = False
         self.blocks_seen: set[int] = set()
+        self.blocks_entered: set[int] = set()
+        self._watch = LoopWatch()
         self.branches_seen: set[tuple[int, bool]] = set()
         # Thread-instructions executed (concrete domain only): each basic-block run adds its
         # length times the lanes that entered it (guarded-off lanes count, as on hardware).
@@ -428,6 +439,38 @@ class Executor:
             return self._resize(v, w, t.bits, False)
         return self.d.from_ints(arr, t.bits)
 
+    def _spin(self, pc: int, mask):
+        """The path on top of the stack re-entered block `pc` with nothing changed: run a
+        waiting sibling path first (it may be what this loop waits for), or end the lanes
+        that spin (`semantics.machine.termination`). Returns the mask to go on with, or None
+        when the stack changed."""
+        stack = self.stack
+        other = sibling(stack, self.d)
+        self._watch.forget(pc, stack[-1])
+        if other is not None:
+            stack[-1], stack[other] = stack[other], stack[-1]
+            return None
+        self.mask = mask
+        self.ins = self.k.instrs[self.k.cfg.blocks[pc].start]
+        what = f"{loop_name(self, pc)} spins forever: it comes back with the same values " \
+               f"and no thread can change what it reads"
+        certain = _certain(mask)
+        if certain.any():
+            raise NonTermination(f"{what} ({self.thread_name(int(np.flatnonzero(certain)[0]))})",
+                                 self.ins.loc)
+        self.undefined_if(self.d.pconst(True), what, NonTermination)
+        self.exited = self.d.por(self.exited, mask)     # (they never leave the loop)
+        stack.pop()
+        return None
+
+    def _taken_first(self, pc: int) -> bool:
+        """Which path of the divergent branch ending block `pc` runs first: the schedule's
+        (`Choices.taken_first`; the default, lane order, runs the taken path first)."""
+        key = (self.k.name, pc, "branch")
+        visit = self.visits.get(key, 0)
+        self.visits[key] = visit + 1
+        return self.choices.taken_first(f"{self.k.name}@{pc}", visit)
+
     def read_count(self, site) -> np.ndarray:
         """How many times each lane has run the current instruction's `site` before (a
         fresh value's read count: `semantics.choices`); counts the lanes that may run it."""
@@ -496,6 +539,10 @@ class Executor:
                             self.lane_keys(KeySpace.THREAD).counted(
                                 self.read_count(("atom",))))
         self.atomic_unread = discarded or self.result_unread
+        # what the race log compares cross-instruction atomics by: the same commutative
+        # update with no old value read cannot show its order (`symbolic_races`)
+        self.atomic_class = getattr(update, "op", "*") \
+            if self.atomic_unread and getattr(update, "order_free", False) else "*"
         return self.port.atomic(self, space, addr, nbytes, update,
                                 self.mask if mask is None else mask)
 
@@ -576,6 +623,63 @@ class Executor:
 
     def thread_name_of(self, global_tid: int) -> str:
         return thread_name_of(self.geom, global_tid)
+
+    # -- undefined behaviour and open values -----------------------------------------------
+    def undefined_if(self, cond, what: str, error=None) -> None:
+        """Undefined behaviour where `cond` holds in an executing lane (DESIGN.md: in the
+        candidate it refutes, in the reference it is an error about the spec): raised as a
+        fault where it certainly happens; under a symbolic condition an obligation of the
+        symbolic launch (`ShapeObligation`, decided with the bounds), which a fixed-input run
+        leaves to that machinery (`ShapeMachineryNeeded`)."""
+        d = self.d
+        m = d.pand(self.mask, cond)
+        certain = _certain(m)
+        if certain.any():
+            lane = int(np.flatnonzero(certain)[0])
+            if error is not None:
+                raise error(f"{what} ({self.thread_name(lane)})", self.ins.loc)
+            raise UndefinedBehavior(f"undefined behaviour: {what}", self.ins.loc, self.k.name,
+                                    self.thread_name(lane), 0)
+        maybe = _maybe(m)
+        if not maybe.any():
+            return
+        lanes = np.flatnonzero(maybe).tolist()
+        if getattr(self.port, "exists_of_lane", None) is None:
+            raise ShapeMachineryNeeded(f"'{self.form.name}' may have undefined behaviour "
+                                       f"({what}) under a data-dependent condition",
+                                       self.ins.loc)
+        from semantics.machine.symbolic_port import undefined_obligation
+        self.port.obligations.append(undefined_obligation(
+            f"'{self.form.name}': {what} (first: {self.thread_name(lanes[0])})", self.ins.loc,
+            [m[i] for i in lanes]))
+
+    def may_meet_later(self, opcode: str) -> bool:
+        """May a path waiting on the stack still reach an instruction of `opcode` (a warp
+        operation that lanes absent from this one might meet it on, sm_70's independent
+        thread scheduling)? Waiting paths resume at their entry and at every join below."""
+        if self._opcodes is None:
+            self._opcodes = opcodes_from(self.k.cfg, self.k.instrs)
+        for entry in self.stack[:-1]:
+            for pc in (entry[0], entry[1]):
+                if pc != EXIT and opcode in self._opcodes[pc]:
+                    return True
+        return False
+
+    def open_value(self, what: str, w: int, lanes=None):
+        """A value the ISA leaves open, chosen afresh at each execution (a `shfl` reading a
+        lane that does not take part): one per lane and read (`semantics.choices`)."""
+        self.effect("nondeterministic", what,
+                    None if lanes is None else _pred_of(self.d, lanes))
+        keys = self.lane_keys(KeySpace.THREAD).counted(self.read_count(("open", what)))
+        return self.d.unspecified(f"{self.tag}/{what}@{self.ins.loc}", w, keys, self.choices,
+                                  only=lanes)
+
+    def fence(self) -> None:
+        """A `fence`/`membar` by the executing lanes: the memory port's race detection orders
+        accesses through it (`semantics.machine.happens_before`)."""
+        hook = getattr(self.port, "fence", None)
+        if hook is not None:
+            hook(self, np.flatnonzero(_certain(self.mask)))
 
     # -- effects, barriers -----------------------------------------------------------------
     def effect(self, kind: str, what: str, cond=None) -> None:
@@ -688,6 +792,11 @@ class Executor:
                 continue
             block = cfg.blocks[pc]
             self.blocks_seen.add(pc)
+            if pc in self.blocks_entered and self._watch.spinning(self, pc, top):
+                mask = self._spin(pc, mask)
+                if mask is None:
+                    continue
+            self.blocks_entered.add(pc)
             if self.unroll is not None and self.symbolic_control:
                 n = self.visits.get(pc, 0) + 1
                 self.visits[pc] = n
@@ -700,7 +809,7 @@ class Executor:
                     label = block.labels[0] if block.labels else f"block {pc}"
                     raise UnrollLimit(f"the loop at {label} depends on symbolic data and did "
                                       f"not finish within {self.unroll} iterations",
-                                      instrs[block.start].loc, self.unroll)
+                                      instrs[block.start].loc, self.unroll, list(mask))
             self.block_mask, self._others = mask, None
             if counting:
                 self.thread_instrs += (block.end - block.start) * int(np.count_nonzero(mask))
@@ -724,8 +833,11 @@ class Executor:
                     sems[idx](self)
             steps += block.end - block.start
             if steps > self.max_steps:
-                raise ExecutionError(f"step limit of {self.max_steps} instructions reached "
-                                     f"(an infinite loop?)", block and instrs[block.start].loc)
+                raise NonTermination(f"{loop_name(self, pc)} did not finish within the step "
+                                     f"budget of {self.max_steps} instructions per thread "
+                                     f"(--max-steps); still running: "
+                                     f"{self.thread_name(int(np.flatnonzero(_maybe(mask))[0]))}",
+                                     instrs[block.start].loc)
             last = instrs[block.end - 1]
             if last.opcode in ("ret", "exit", "trap"):
                 if last.opcode == "trap" and d.may_any(self.mask):
@@ -761,8 +873,10 @@ class Executor:
                 ipdom = cfg.ipdom[pc]
                 join = EXIT if ipdom is None else ipdom
                 top[0], top[2] = join, mask
-                stack.append([block.fallthrough, join, not_taken])
-                stack.append([block.branch_target, join, taken])
+                paths = [[block.fallthrough, join, not_taken], [block.branch_target, join, taken]]
+                if self.choices.schedule != "lane" and not self._taken_first(pc):
+                    paths.reverse()           # (the path on top of the stack runs first)
+                stack.extend(paths)
 
 
 def _certain(p) -> np.ndarray:

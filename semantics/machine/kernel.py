@@ -16,6 +16,7 @@ from semantics.ir.cfg import Cfg, build_cfg
 from semantics.ir.nodes import Function, Instruction, Module, Variable
 from semantics.ir.operands import Addr, OperandList, Reg, Sym
 from semantics.ir.types import PtxType
+from semantics.machine.memory import SHARED_SPACING
 from semantics.ops import lookup
 
 _RANGE = re.compile(r"^(.*?)([0-9]+)$")
@@ -43,6 +44,15 @@ class PreparedKernel:
     global_vars: dict[str, Variable]
     callees: dict[str, "PreparedKernel"] = field(default_factory=dict)
     _reg_types: dict[tuple[str, int], PtxType] = field(default_factory=dict)
+    # Each .shared variable's first byte in a CTA's compact row (declaration order, packed:
+    # the bytes the emulator stores), and its declared size (the dynamic array has none).
+    # `shared_offsets` are addresses in the shared window, one window per variable
+    # (`semantics.machine.memory.SHARED_SPACING`). Empty for SASS (its offsets are the row).
+    shared_rows: dict[str, int] = field(default_factory=dict)
+    shared_sizes: dict[str, int] = field(default_factory=dict)
+    shared_aligns: dict[str, int] = field(default_factory=dict)
+    # the kernel as launches run it, by (pointer parameters, layout): `machine.layout`
+    _launches: dict = field(default_factory=dict, repr=False)
 
     @property
     def name(self) -> str:
@@ -135,9 +145,13 @@ def _call_tree(k: PreparedKernel) -> list[PreparedKernel]:
 def _lay_out_memory(module: Module, tree: list[PreparedKernel]) -> None:
     """One shared/local/const layout for a kernel and every function it calls (they run in
     the same threads): module variables any of them references, then each one's own
-    variables; dynamic shared memory last. Every function of the tree gets the same tables."""
+    variables; dynamic shared memory last. Every function of the tree gets the same tables.
+    Shared variables are stored packed in that order (`shared_rows`) but each has an address
+    window of its own (`shared_offsets`, see `semantics.machine.memory`)."""
     used = {op.name for k in tree for ins in k.instrs for op in _symbols(ins)}
     shared_offsets: dict[str, int] = {}
+    shared_sizes: dict[str, int] = {}
+    shared_aligns: dict[str, int] = {}
     local_offsets: dict[str, int] = {}
     const_offsets: dict[str, int] = {}
     dynamic = None
@@ -149,11 +163,13 @@ def _lay_out_memory(module: Module, tree: list[PreparedKernel]) -> None:
         a = v.align or max(v.type.bits // 8, 1)
         size = v.size_bytes
         if v.space == "shared":
+            shared_aligns[v.name] = a
             if size is None:
                 dynamic = v.name
                 continue
             shared_end = _align(shared_end, a)
             shared_offsets[v.name] = shared_end
+            shared_sizes[v.name] = size
             shared_end += size
         elif v.space == "local":
             local_end = _align(local_end, a)
@@ -165,11 +181,16 @@ def _lay_out_memory(module: Module, tree: list[PreparedKernel]) -> None:
             const_end += size or 0
     if dynamic is not None:
         shared_offsets[dynamic] = _align(shared_end, 16)
+        shared_aligns[dynamic] = max(shared_aligns[dynamic], 16)
+    windows = {name: _align(i * SHARED_SPACING, shared_aligns[name])
+               for i, name in enumerate(shared_offsets)}
     global_vars = {v.name: v for v in module.variables.values()
                    if v.space == "global" and v.name in used}
     for k in tree:
         k.shared_offsets, k.static_shared, k.dynamic_shared_var = \
-            shared_offsets, shared_end, dynamic
+            windows, shared_end, dynamic
+        k.shared_rows, k.shared_sizes, k.shared_aligns = \
+            shared_offsets, shared_sizes, shared_aligns
         k.local_offsets, k.local_size = local_offsets, local_end
         k.const_offsets, k.const_size = const_offsets, const_end
         k.global_vars = global_vars

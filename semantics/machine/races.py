@@ -4,9 +4,15 @@ Lockstep execution is one legal schedule, and it hides races: a missing `__synct
 gives the "right" answer in lockstep and a wrong one on silicon. So the emulator can record, per
 byte of shared and global memory, the last writer and the readers since then, and report a race
 when two accesses meet with:
-- different threads, at least one a write, not both atomic, and
+- different threads, at least one a write, not morally strong relative to each other (PTX
+  memory model, `semantics.machine.memory_model`: atomics, volatile and relaxed/acquire/release
+  accesses of a scope that covers both threads do not race), and
 - the same barrier interval of one CTA (no `bar.sync` between them), or different CTAs
   (nothing orders threads of different CTAs within a launch).
+Two threads storing the same value race too (the claim says "free of data races"), unless the
+claim allows it by name (`allow = ["benign-write-races"]`). Morally strong conflicting
+accesses do not race, but which comes first is the scheduler's choice: recorded as a
+"nondeterministic" effect, so testing tries other schedules.
 Shadow state is byte-exact and vectorized like the memory itself. It is opt-in (it multiplies
 memory use), used by fuzzing and available to any `run_kernel` caller.
 """
@@ -17,33 +23,61 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from semantics.machine.happens_before import HappensBefore
+from semantics.machine.memory import UndefinedBehavior
+from semantics.machine.memory_model import strength
+
+
+@dataclass
+class _Readers:
+    tid: np.ndarray        # a reader since the last write, -1: none, -2: several
+    ep: np.ndarray
+    multi_cta: np.ndarray
+    ins: np.ndarray
+    clk: np.ndarray        # the reader's release clock (`happens_before`)
+
+    @classmethod
+    def of_size(cls, n: int) -> "_Readers":
+        return cls(np.full(n, -1, np.int64), np.zeros(n, np.int64), np.zeros(n, bool),
+                   np.zeros(n, np.int32), np.zeros(n, np.int64))
+
 
 @dataclass
 class _Shadow:
     w_tid: np.ndarray      # last writer (global thread id), -1: none
     w_ep: np.ndarray       # its CTA's barrier epoch
-    w_atomic: np.ndarray
+    w_strong: np.ndarray   # a strong write (atomic, volatile, relaxed...)
+    w_cta: np.ndarray      # ... of .cta scope
     w_ins: np.ndarray      # instruction index, for the report
-    r_tid: np.ndarray      # a reader since, -1: none, -2: several
-    r_ep: np.ndarray
-    r_multi_cta: np.ndarray
-    r_ins: np.ndarray
+    weak: _Readers         # weak reads since the last write
+    strong: _Readers       # strong reads since the last write (and whether of .cta scope)
+    strong_cta: np.ndarray
+    # For `.nc` loads (global memory): the first writer of each byte in the whole launch
+    # and the first `ld.global.nc` of it (thread, instruction), -1: none
+    first_w: np.ndarray
+    first_nc: np.ndarray
+    w_clk: np.ndarray      # the last writer's release clock (`happens_before`)
+    w_tok: np.ndarray      # the release the last (strong) write heads, -1: none
 
     @classmethod
     def of_size(cls, n: int) -> "_Shadow":
         return cls(np.full(n, -1, np.int64), np.zeros(n, np.int64), np.zeros(n, bool),
-                   np.zeros(n, np.int32), np.full(n, -1, np.int64), np.zeros(n, np.int64),
-                   np.zeros(n, bool), np.zeros(n, np.int32))
+                   np.zeros(n, bool), np.zeros(n, np.int32), _Readers.of_size(n),
+                   _Readers.of_size(n), np.zeros(n, bool), np.full((n, 2), -1, np.int64),
+                   np.full((n, 2), -1, np.int64), np.zeros(n, np.int64),
+                   np.full(n, -1, np.int64))
 
 
 class RaceDetector:
-    def __init__(self, threads_per_cta: int) -> None:
+    def __init__(self, threads_per_cta: int, benign_writes: bool = False) -> None:
         self.t = threads_per_cta
+        self.benign_writes = benign_writes      # the claim allows equal-value store races
         self.shadows: dict[str, _Shadow] = {}
         self.reported: set[tuple] = set()
         # Instructions by id: accesses may come from the kernel or any function it calls.
         self.locs: list = []
         self._loc_ids: dict = {}
+        self.hb = HappensBefore(threads_per_cta)
 
     def _loc_id(self, loc) -> int:
         i = self._loc_ids.get(loc)
@@ -58,9 +92,10 @@ class RaceDetector:
     def access(self, x, region: str, size: int, flat: np.ndarray, nbytes: int,
                lanes: np.ndarray, kind: str, addr: np.ndarray,
                values: np.ndarray | None = None) -> None:
-        """Record an access of `nbytes` at `flat` offsets by `lanes`; kind r | w | a.
-        `values` (stores) lets lanes of one instruction that store the *same* bytes to one
-        location pass: PTX lets one of them win, and every choice leaves the same memory."""
+        """Record an access of `nbytes` at `flat` offsets by `lanes`; kind r | w | a (its
+        strength comes from the instruction's form: `memory_model.strength`). `values`
+        (stores) let lanes of one instruction that store the same bytes pass when the
+        claim allows benign write races."""
         if region not in ("global", "shared") or not lanes.size:
             return
         sh = self.shadows.get(region)
@@ -70,61 +105,192 @@ class RaceDetector:
         lane_of = np.repeat(lanes, nbytes)
         tid = x.global_tid[lane_of]
         ep = x.cta_epoch[x.cta_of_lane[lane_of]]
-        ins = self._loc_id(x.ins.loc)
-        atomic = kind == "a"
+        power = strength(x.form)
+        clk = self.hb.clock_of(tid)
+        here = (region, addr, lane_of, tid, ep, kind, power, clk)
         writes = kind in ("w", "a")
-
-        def same_interval(other_tid, other_ep):
-            same_cta = (other_tid // self.t) == (tid // self.t)
-            return ~same_cta | (other_ep == ep)
-
-        # against the last write
-        pw = sh.w_tid[idx]
-        clash = (pw >= 0) & (pw != tid) & same_interval(pw, sh.w_ep[idx]) & \
-            ~(sh.w_atomic[idx] & atomic)
-        if clash.any():
-            k = int(np.nonzero(clash)[0][0])
-            other = "atomic" if sh.w_atomic[idx[k]] else "write"
-            self._report(x, region, addr, lane_of, k, int(pw[k]), int(sh.w_ins[idx[k]]), other,
-                         kind)
+        if region == "global":
+            self._noncoherent(x, sh, idx, tid, kind == "r" and x.form.has("nc"), writes)
+        if power.strong and kind in ("r", "a"):
+            self._acquire(x, sh, idx, nbytes, tid, ep, power)
+        self._against_writes(x, sh, idx, here)
         if writes:
-            # against reads since the last write
-            pr = sh.r_tid[idx]
-            one = (pr >= 0) & (pr != tid) & same_interval(np.maximum(pr, 0), sh.r_ep[idx])
-            many = (pr == -2) & ((sh.r_ep[idx] == ep) | sh.r_multi_cta[idx])
-            clash = (one | many) & ~atomic
-            if clash.any():
-                k = int(np.nonzero(clash)[0][0])
-                other = int(pr[k]) if pr[k] >= 0 else -1
-                self._report(x, region, addr, lane_of, k, other, int(sh.r_ins[idx[k]]), "read",
-                             kind)
-            # two lanes of this very instruction writing one byte
-            if not atomic:
-                order = np.argsort(idx, kind="stable")
-                dup = np.nonzero(idx[order][1:] == idx[order][:-1])[0]
-                if dup.size and values is not None:
-                    vb = values.astype(f"<u{nbytes}").view(np.uint8).reshape(-1)
-                    dup = dup[vb[order][dup] != vb[order][dup + 1]]
-                if dup.size:
-                    a, b = order[dup[0]], order[dup[0] + 1]
-                    if tid[a] != tid[b]:
-                        self._report(x, region, addr, lane_of, int(b), int(tid[a]), ins,
-                                     "write", kind)
+            self._against_reads(x, sh.weak, idx, here, False)
+            self._against_reads(x, sh.strong, idx, here, True, sh.strong_cta)
+            if kind == "w" and not power.strong:
+                self._within(x, idx, here, nbytes, values)
+            if power.strong:
+                self._release(x, sh, idx, nbytes, tid, ep, kind, power)
+            else:
+                sh.w_tok[idx] = -1
             sh.w_tid[idx] = tid
             sh.w_ep[idx] = ep
-            sh.w_atomic[idx] = atomic
-            sh.w_ins[idx] = ins
-            sh.r_tid[idx] = -1
+            sh.w_clk[idx] = clk
+            sh.w_strong[idx] = power.strong
+            sh.w_cta[idx] = power.scope == "cta"
+            sh.w_ins[idx] = self._loc_id(x.ins.loc)
+            sh.weak.tid[idx] = -1
+            sh.strong.tid[idx] = -1
         else:
-            pr = sh.r_tid[idx]
-            fresh = (pr == -1) | ((sh.r_ep[idx] != ep) & ((pr // self.t) == (tid // self.t)))
-            first = np.where(fresh, tid, np.where(pr == tid, pr, -2))
-            sh.r_multi_cta[idx] = np.where(fresh, False,
-                                           sh.r_multi_cta[idx] | ((np.maximum(pr, 0) // self.t)
-                                                                  != (tid // self.t)))
-            sh.r_tid[idx] = first
-            sh.r_ep[idx] = ep
-            sh.r_ins[idx] = np.where(fresh, ins, sh.r_ins[idx])
+            self._read(x, sh.strong if power.strong else sh.weak, idx, tid, ep, clk)
+            if power.strong:
+                sh.strong_cta[idx] = power.scope == "cta"
+
+    # -- release and acquire patterns (`semantics.machine.happens_before`) -------------------
+    def fence(self, x, lanes: np.ndarray) -> None:
+        """`fence`/`membar` by `lanes`: a release of what each thread did before, and the
+        completion of the acquires its strong reads began."""
+        if not lanes.size:
+            return
+        cta_scope = x.form.has("cta")
+        self.hb.fence(x.global_tid[lanes], x.cta_epoch[x.cta_of_lane[lanes]], cta_scope)
+
+    def _acquire(self, x, sh: _Shadow, idx, nbytes: int, tid, ep, power) -> None:
+        """A strong read of bytes a release wrote: acquired at once by an `.acquire` read,
+        else at the thread's next fence (one entry per lane: its first byte)."""
+        first = idx[::nbytes]
+        tokens = sh.w_tok[first]
+        hit = np.flatnonzero(tokens >= 0)
+        if not hit.size:
+            return
+        acquire_op = x.form.has("acquire") or x.form.has("acq_rel")
+        for k in hit.tolist():
+            writer = int(sh.w_tid[first[k]])
+            if writer == int(tid[k * nbytes]):
+                continue
+            same_cta = writer // self.t == int(tid[k * nbytes]) // self.t
+            if not same_cta and (power.scope == "cta" or sh.w_cta[first[k]]):
+                continue          # not morally strong: observing it synchronizes nothing
+            self.hb.read_token(int(tid[k * nbytes]), int(ep[k * nbytes]), int(tokens[k]),
+                               acquire_op, power.scope == "cta")
+
+    def _release(self, x, sh: _Shadow, idx, nbytes: int, tid, ep, kind: str, power) -> None:
+        """The release a strong write heads (its thread's fence before it, or its own
+        `.release`; an atomic continues the sequence it read from), on every byte."""
+        release_op = x.form.has("release") or x.form.has("acq_rel")
+        if not (release_op or self.hb.fenced or (kind == "a" and (sh.w_tok[idx] >= 0).any())):
+            sh.w_tok[idx] = -1
+            return
+        first = idx[::nbytes]
+        for k in range(first.size):
+            before = int(sh.w_tok[first[k]]) if kind == "a" else -1
+            token = self.hb.write_token(int(tid[k * nbytes]), int(ep[k * nbytes]), release_op,
+                                        power.scope == "cta", before)
+            sh.w_tok[idx[k * nbytes:(k + 1) * nbytes]] = token
+
+    def _synced(self, clash, other_tid, other_clk, other_ep, tid, ep) -> np.ndarray:
+        """`clash` less the pairs a release/acquire pattern orders."""
+        if not self.hb.active or not clash.any():
+            return clash
+        at = np.flatnonzero(clash)
+        out = clash.copy()
+        out[at] = ~self.hb.ordered_lanes(other_tid[at], other_clk[at], other_ep[at], tid[at],
+                                         ep[at])
+        return out
+
+    def _noncoherent(self, x, sh: _Shadow, idx, tid, nc: bool, writes: bool) -> None:
+        """An `ld.global.nc` of bytes the kernel writes, before or after, by any thread:
+        undefined behaviour (PTX ISA, ld.global.nc: the data must be read-only for the
+        lifetime of the kernel), raised as a fault of the kernel."""
+        if not (nc or writes):
+            return
+        me = np.stack([tid, np.full(tid.shape, self._loc_id(x.ins.loc))], axis=1)
+        mine, other = (sh.first_nc, sh.first_w) if nc else (sh.first_w, sh.first_nc)
+        fresh = mine[idx, 0] < 0
+        mine[idx[fresh]] = me[fresh]
+        clash = np.flatnonzero(other[idx, 0] >= 0)
+        if not clash.size:
+            return
+        k = int(clash[0])
+        o_tid, o_ins = (int(v) for v in other[idx[k]])
+        lane = int(np.flatnonzero(x.global_tid == tid[k])[0])
+        if nc:
+            what = (f"ld.global.nc of memory the kernel writes (written by "
+                    f"{x.thread_name_of(o_tid)} at {self.locs[o_ins]})")
+        else:
+            what = (f"a write to memory the kernel reads with ld.global.nc (by "
+                    f"{x.thread_name_of(o_tid)} at {self.locs[o_ins]})")
+        raise UndefinedBehavior(f"undefined behaviour: {what}", x.ins.loc, x.k.name,
+                                x.thread_name(lane), 0)
+
+    def _same_interval(self, tid, other_tid, ep, other_ep):
+        same_cta = (other_tid // self.t) == (tid // self.t)
+        return ~same_cta | (other_ep == ep)
+
+    def _strong_pair(self, power, other_strong, other_cta, tid, other_tid):
+        """Morally strong pairs (vectorized): both strong, scopes covering both threads."""
+        if not power.strong:
+            return np.zeros(tid.shape, bool)
+        same_cta = (other_tid // self.t) == (tid // self.t)
+        return other_strong & (same_cta | (~other_cta & (power.scope != "cta")))
+
+    def _against_writes(self, x, sh: _Shadow, idx, here) -> None:
+        region, addr, lane_of, tid, ep, kind, power, _ = here
+        pw = sh.w_tid[idx]
+        clash = (pw >= 0) & (pw != tid) & self._same_interval(tid, pw, ep, sh.w_ep[idx])
+        clash = self._synced(clash, pw, sh.w_clk[idx], sh.w_ep[idx], tid, ep)
+        strong = self._strong_pair(power, sh.w_strong[idx], sh.w_cta[idx], tid, pw)
+        self._order(x, clash & strong & ~((kind == "a") & sh.w_strong[idx]))
+        clash &= ~strong
+        if clash.any():
+            k = int(np.nonzero(clash)[0][0])
+            other = "atomic" if sh.w_strong[idx[k]] else "write"
+            self._report(x, region, addr, lane_of, k, int(pw[k]), int(sh.w_ins[idx[k]]), other,
+                         kind)
+
+    def _against_reads(self, x, readers: _Readers, idx, here, strong_readers: bool,
+                       reader_cta=None) -> None:
+        region, addr, lane_of, tid, ep, kind, power, _ = here
+        pr = readers.tid[idx]
+        one = (pr >= 0) & (pr != tid) & self._same_interval(tid, np.maximum(pr, 0), ep,
+                                                             readers.ep[idx])
+        one = self._synced(one, pr, readers.clk[idx], readers.ep[idx], tid, ep)
+        many = (pr == -2) & ((readers.ep[idx] == ep) | readers.multi_cta[idx])
+        clash = one | many
+        if strong_readers and power.strong:
+            ok = self._strong_pair(power, np.ones(idx.shape, bool), reader_cta[idx], tid,
+                                   np.where(pr >= 0, pr, tid))
+            self._order(x, clash & ok)
+            clash &= ~ok
+        if clash.any():
+            k = int(np.nonzero(clash)[0][0])
+            other = int(pr[k]) if pr[k] >= 0 else -1
+            self._report(x, region, addr, lane_of, k, other, int(readers.ins[idx[k]]), "read",
+                         kind)
+
+    def _within(self, x, idx, here, nbytes: int, values) -> None:
+        """Two lanes of this very instruction writing one byte: a race (equal values only
+        when the claim allows benign write races)."""
+        region, addr, lane_of, tid, ep, kind, power, _ = here
+        order = np.argsort(idx, kind="stable")
+        dup = np.nonzero(idx[order][1:] == idx[order][:-1])[0]
+        if dup.size and values is not None and self.benign_writes:
+            vb = values.astype(f"<u{nbytes}").view(np.uint8).reshape(-1)
+            dup = dup[vb[order][dup] != vb[order][dup + 1]]
+        if dup.size:
+            a, b = order[dup[0]], order[dup[0] + 1]
+            if tid[a] != tid[b]:
+                self._report(x, region, addr, lane_of, int(b), int(tid[a]),
+                             self._loc_id(x.ins.loc), "write", kind)
+
+    def _read(self, x, readers: _Readers, idx, tid, ep, clk) -> None:
+        ins = self._loc_id(x.ins.loc)
+        pr = readers.tid[idx]
+        fresh = (pr == -1) | ((readers.ep[idx] != ep) & ((pr // self.t) == (tid // self.t)))
+        first = np.where(fresh, tid, np.where(pr == tid, pr, -2))
+        readers.multi_cta[idx] = np.where(fresh, False,
+                                          readers.multi_cta[idx] | ((np.maximum(pr, 0) // self.t)
+                                                                    != (tid // self.t)))
+        readers.tid[idx] = first
+        readers.ep[idx] = ep
+        readers.clk[idx] = np.where(fresh | (pr == tid), clk, readers.clk[idx])
+        readers.ins[idx] = np.where(fresh, ins, readers.ins[idx])
+
+    def _order(self, x, which: np.ndarray) -> None:
+        """Morally strong conflicting accesses: no race, but the scheduler's order."""
+        if which.any():
+            x.effect("nondeterministic", "morally strong accesses (volatile, relaxed, "
+                                         "atomic) whose order is the scheduler's choice")
 
     def _report(self, x, region, addr, lane_of, k, other_tid, other_ins, other_kind, kind):
         lane = int(lane_of[k])

@@ -96,3 +96,21 @@ def dead_destinations(instrs) -> frozenset[int] | None:
         if count.get(dest) == 1 and dest not in rest:
             out.add(i)
     return frozenset(out)
+
+
+def opcodes_from(cfg: Cfg, instrs) -> list[frozenset]:
+    """Per block, the opcodes of the instructions in it or in any block reachable from it
+    (may a thread waiting there still meet a warp-synchronous operation?)."""
+    reach = [set(ins.opcode for ins in instrs[b.start:b.end]) for b in cfg.blocks]
+    changed = True
+    while changed:
+        changed = False
+        for b in reversed(cfg.blocks):
+            acc = reach[b.index]
+            before = len(acc)
+            for s in b.succs:
+                if s != EXIT:
+                    acc |= reach[s]
+            changed |= len(acc) != before
+    return [frozenset(r) for r in reach]
+

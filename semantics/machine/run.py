@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import struct
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Collection, Mapping, Sequence
 
 import numpy as np
 
@@ -16,7 +16,8 @@ from semantics.ir.nodes import Module
 from semantics.machine.concrete_port import ConcretePort
 from semantics.machine.executor import Effect, Executor, Geometry, thread_name_of
 from semantics.machine.kernel import PreparedKernel, prepare
-from semantics.machine.memory import GLOBAL_BASE, ConcreteMemory, GlobalLayout
+from semantics.machine.layout import for_launch, shared_row_size, shared_vars
+from semantics.machine.memory import ConcreteMemory, GlobalLayout
 from semantics.machine.races import RaceDetector
 
 Dim3 = tuple[int, int, int]
@@ -74,10 +75,10 @@ def scalar_bits(value, ptype_name: str, bits: int) -> int:
 
 def run_kernel(module: Module | PreparedKernel, kernel: str | None, grid, block,
                args: Sequence | Mapping, *, dynamic_shared: int = 0,
-               ctas_per_batch: int | None = None, max_steps: int = 50_000_000,
+               ctas_per_batch: int | None = None, max_steps: int | None = None,
                detect_races: bool = False, coverage: bool = False,
                shared_fill: int | None = None, choices: Choices | None = None,
-               tag: str = "k") -> LaunchResult:
+               tag: str = "k", read_only: Collection[str] = ()) -> LaunchResult:
     """Run `kernel` with `args` in .entry parameter order (or a mapping by PTX param name).
 
     numpy arrays become global buffers (pointer parameters get their addresses); other values
@@ -87,7 +88,8 @@ def run_kernel(module: Module | PreparedKernel, kernel: str | None, grid, block,
     what the PTX ISA leaves open (never-written registers and memory, volatile special
     registers, the order of contending atomics: `semantics.choices`; by default zeros and
     lane order), `tag` names this run in the names of those values (a pair's role);
-    `shared_fill`, when given, is the byte every CTA's shared memory holds at launch.
+    `shared_fill`, when given, is the byte every CTA's shared memory holds at launch;
+    `read_only` names the buffer parameters the kernel must not write (a write faults).
     """
     choices = choices if choices is not None else Choices()
     k = module if isinstance(module, PreparedKernel) else prepare(module, kernel)
@@ -105,7 +107,11 @@ def run_kernel(module: Module | PreparedKernel, kernel: str | None, grid, block,
         if len(args) != len(params):
             raise KeqError(f"{k.name} takes {len(params)} argument(s), {len(args)} given")
         values = list(args)
-    layout = GlobalLayout()
+    # The launch's memory layout (`Choices.layout`), and the kernel as it runs there: each
+    # instruction where an address's numeric value may show records a "layout" effect.
+    k = for_launch(k, frozenset(p.name for p, v in zip(params, values)
+                                if isinstance(v, np.ndarray)), choices.layout)
+    layout = GlobalLayout(shifted=choices.layout == "shifted")
     buffers: dict[str, np.ndarray] = {}
     param_values: dict = {}
     allocs = {}
@@ -121,13 +127,13 @@ def run_kernel(module: Module | PreparedKernel, kernel: str | None, grid, block,
     for name, var in k.global_vars.items():
         a = layout.allocate(f"global:{name}", var.size_bytes or 0)
         param_values[("global-var", name)] = a.base
-    mem = ConcreteMemory(layout, buffers)
-    races = RaceDetector(threads) if detect_races else None
+    mem = ConcreteMemory(layout, buffers, read_only=frozenset(read_only))
+    races = RaceDetector(threads, choices.target.benign_write_races) if detect_races else None
     port = ConcretePort(mem, races=races)
     blocks_seen: set[int] = set()
     branches_seen: set[tuple[int, bool]] = set()
-    shared_size = (k.shared_offsets.get(k.dynamic_shared_var, k.static_shared)
-                   + dynamic_shared) if k.dynamic_shared_var else k.static_shared
+    shared_size = shared_row_size(k, dynamic_shared)
+    windows = shared_vars(k, dynamic_shared)
     if ctas_per_batch is None:
         ctas_per_batch = max(1, 65536 // threads)
     all_ctas = [(x, y, z) for z, y, x in itertools.product(range(grid3[2]), range(grid3[1]),
@@ -144,7 +150,8 @@ def run_kernel(module: Module | PreparedKernel, kernel: str | None, grid, block,
             f"{tag}/shared/", KeySpace.CTA, ctas, np.zeros_like(ctas), shared_size)
         local0 = choices.memory(f"{tag}/local/", KeySpace.THREAD, gtid, gtid % threads,
                                 k.local_size)
-        mem.new_batch(lanes // threads, len(batch), shared_size, k.local_size, shared0, local0)
+        mem.new_batch(lanes // threads, len(batch), shared_size, k.local_size, shared0, local0,
+                      windows)
         if races is not None:
             races.new_batch()
         ex = Executor(k, domain, port, geom, param_values, max_steps=max_steps,
@@ -166,7 +173,7 @@ def run_kernel(module: Module | PreparedKernel, kernel: str | None, grid, block,
     writers = None
     if races is not None:
         geom = Geometry(block3, grid3, ())
-        writers = {name: _last_writer(races, geom, a.base - GLOBAL_BASE)
+        writers = {name: _last_writer(races, geom, a.base - mem.base)
                    for name, (a, v) in allocs.items()}
     return LaunchResult(out, tuple(effects), cov, writers)
 

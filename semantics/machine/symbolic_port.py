@@ -35,7 +35,7 @@ import z3
 from semantics.choices import KeySpace, constant_name
 from semantics.domains import z3raw
 from semantics.domains.symbolic import SymbolicDomain
-from semantics.errors import UnsupportedError
+from semantics.errors import ShapeMachineryNeeded, UnsupportedError
 from semantics.machine.atomic_order import contended
 from semantics.machine.concrete_port import ConcretePort
 from semantics.machine.indexed_buffers import IndexedBuffer, IndexedBuffers
@@ -61,7 +61,7 @@ class ShapeObligation:
     `(conds, end)` of `reaches`, so that the verifier can evaluate it over every shape with
     numpy; the z3 term is only built when a solver needs it."""
 
-    kind: str            # "invalid address" | "out of bounds"
+    kind: str      # "invalid address" | "out of bounds" | "undefined behaviour" | "read-only buffer"
     what: str
     loc: Any
     violation_term: Any = None
@@ -75,6 +75,13 @@ class ShapeObligation:
         return z3.Or([z3.And(z3.Or([_bool(c) for c in conds]),
                              z3.ULT(self.length, z3.BitVecVal(end, 64)))
                       for conds, end in self.reaches])
+
+
+def undefined_obligation(what: str, loc, conds: list) -> "ShapeObligation":
+    """Undefined behaviour that happens where any of `conds` holds: must be unsatisfiable."""
+    return ShapeObligation("undefined behaviour", what, loc,
+                           z3.Or([_bool(c) for c in conds]) if len(conds) > 1
+                           else _bool(conds[0]))
 
 
 class AddressBudget(UnsupportedError):
@@ -335,6 +342,7 @@ class SymbolicPort:
         # Sums of atomic increments as built, by node (`semantics.machine.pending_sums`).
         self.sums: dict[int, SumParts] = {}
         self.writes: dict[int, int] = {}        # region id -> `_write`s to it (see `_add`)
+        self.atomics_done = 0
         # Buffers read or written at symbolic offsets without splitting (`use_indexed`).
         self.indexed: IndexedBuffers | None = None
         self.indexed_loaded: dict[int, Any] = {}
@@ -343,6 +351,10 @@ class SymbolicPort:
         # `possible` shows that it cannot happen where none of them held.
         self.init_conds: dict[tuple[int, int], Any] = {}
         self.possible = None
+
+    def write_count(self) -> int:
+        """Writes so far, every region (a spinning loop makes none)."""
+        return sum(self.writes.values()) + self.atomics_done
 
     def use_shape(self, shape: LaunchShape, cta_of_lane: np.ndarray,
                   allocs: dict[str, Any]) -> None:
@@ -396,8 +408,8 @@ class SymbolicPort:
             _, _, _, bad, _ = self.mem.locate(space, a, nbytes, maybe)
             if bad is not None and bad.any():
                 if self.exists_of_lane is None:
-                    raise UnsupportedError(f"'{x.form.name}' may access invalid memory under a "
-                                           f"data-dependent condition", x.ins.loc)
+                    raise ShapeMachineryNeeded(f"'{x.form.name}' may access invalid memory "
+                                               f"under a data-dependent condition", x.ins.loc)
                 lanes = np.nonzero(bad)[0].tolist()
                 self.obligations.append(ShapeObligation(
                     "invalid address", f"'{x.form.name}' accesses no buffer "
@@ -405,6 +417,8 @@ class SymbolicPort:
                     x.ins.loc, z3.Or([cond[i] for i in lanes])))
                 maybe &= ~bad
             arr, flat, init = self.checker._locate(x, space, a, nbytes, maybe, align)
+        if kind != "r":
+            self._writable(x, arr, flat, a, certain, maybe, cond)
         if self.indexed is not None and arr is self.mem.g:
             self.indexed.guard(x, kind, a[maybe].tolist())
         if self.limits and arr is self.mem.g:
@@ -427,8 +441,8 @@ class SymbolicPort:
         restate each test on the one input the offset reads (`data[i] == 3` for `4 *
         zext(data[i]) == 12`), so kernels that compute one index differently test alike."""
         if self.resolver is None:
-            raise UnsupportedError(f"'{x.form.name}' uses a data-dependent (symbolic) address",
-                                   x.ins.loc)
+            raise ShapeMachineryNeeded(f"'{x.form.name}' uses a data-dependent (symbolic) "
+                                       f"address", x.ins.loc)
         out = []
         budget = self.RESOLVE_BUDGET
         for lane in lanes:
@@ -475,6 +489,14 @@ class SymbolicPort:
                     "invalid address", f"'{x.form.name}' may access no buffer or a "
                     f"misaligned address {int(where[j]):#x} ({x.thread_name(lane)})",
                     x.ins.loc, condition_term(conds[j])))
+            if kind != "r" and arr is not None:
+                hit, name = self.mem.written_read_only(arr, flat, ~bad)
+                for j in np.nonzero(hit)[0].tolist():
+                    self.obligations.append(ShapeObligation(
+                        "read-only buffer", f"'{x.form.name}' may write into buffer '{name}', "
+                        f"which the launch declares read-only ({x.thread_name(lane)})",
+                        x.ins.loc, condition_term(conds[j])))
+                bad = bad | hit
             good = np.nonzero(~bad)[0]
             if arr is None or not good.size:
                 out.append(_SplitLane(lane, off, c, [], {}))
@@ -494,6 +516,22 @@ class SymbolicPort:
                 [(ks[j], arr, at[j], conds[j], tracked) for j in good.tolist()]
             out.append(_SplitLane(lane, off, c, places, tests))
         return out
+
+    def _writable(self, x, arr, flat, a, certain, maybe, cond) -> None:
+        """A write into a buffer the launch declares read-only: a fault where a lane certainly
+        writes, an obligation of the symbolic launch where it may."""
+        self.checker.check_writable(x, arr, flat, certain, a)
+        hit, name = self.mem.written_read_only(arr, flat, maybe & ~certain)
+        if not hit.any():
+            return
+        lanes = np.nonzero(hit)[0].tolist()
+        if self.exists_of_lane is None:
+            raise ShapeMachineryNeeded(f"'{x.form.name}' may write into read-only buffer "
+                                       f"'{name}' under a data-dependent condition", x.ins.loc)
+        self.obligations.append(ShapeObligation(
+            "read-only buffer", f"'{x.form.name}' may write into buffer '{name}', which the "
+            f"launch declares read-only (first: {x.thread_name(lanes[0])})", x.ins.loc,
+            z3.Or([_bool(cond[i]) for i in lanes])))
 
     def _region(self, arr) -> str:
         if arr is self.mem.g:
@@ -779,6 +817,7 @@ class SymbolicPort:
         """`update(domain, old, lanes) -> new` per lane, in lane order (a legal serialization;
         the emulator's). A lane with a symbolic address updates each place it may reach under
         that place's condition and gets back the old word of the place it reached."""
+        self.atomics_done += 1
         arr, flat, maybe, init, mask = self._places(x, space, addr, nbytes, mask, None, "a")
         out = [0] * len(addr)
         w = nbytes * 8

@@ -3,13 +3,19 @@ it happens, and a race is a pair of conflicting accesses whose conditions can bo
 
 The rule is the concrete detector's (`semantics.machine.races`): two accesses to one byte of
 shared or global memory conflict when they come from different threads, at least one writes,
-they are not both atomic, and they are in the same barrier interval of one CTA or in different
-CTAs. Lockstep execution visits every access of every lane (under symbolic conditions when
-control depends on symbolic values), so the log holds every access any allowed input or launch
-shape makes; `pairs()` turns the conflicting ones into conditions a solver must refute.
-Two writes by lanes of one execution of one instruction storing the same term do not race (the
-concrete detector's rule for same-value stores); the same instruction run again (a loop, a
-later branch path) gets no such exemption.
+and they are in the same barrier interval of one CTA or in different CTAs. Lockstep execution
+visits every access of every lane (under symbolic conditions when control depends on symbolic
+values), so the log holds every access any allowed input or launch shape makes; `pairs()`
+turns the conflicting ones into conditions a solver must refute, each of one kind:
+- "race": not morally strong relative to each other (PTX memory model,
+  `semantics.machine.memory_model`); two stores of the same term by lanes of one execution of
+  one instruction are exempt only when the claim allows benign write races;
+- "order": morally strong (atomics, volatile, relaxed...) and so no race, but which comes
+  first is the scheduler's choice and may change the outputs (two atomics of one execution
+  of one instruction are left out: their order is modelled, `atomic_order`; so are atomics
+  whose order cannot show, the same commutative update with no old value read);
+- "undefined": an `ld.global.nc` of bytes the kernel also writes, by any thread, at any time
+  (the non-coherent path requires memory read-only for the kernel's lifetime).
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import z3
 
 from semantics.domains import z3raw
 from semantics.errors import UnsupportedError
+from semantics.machine.memory_model import Strength, morally_strong, strength
 
 
 class Conjunction(NamedTuple):
@@ -54,6 +61,9 @@ class _Access(NamedTuple):
     passed: int = 0      # how many possible (symbolic) barriers its CTA had passed
     at: int = 0          # its first byte (an offset in its region) ...
     nbytes: int = 1      # ... and how many
+    strong: bool = False     # a strong access (`memory_model.strength`) ...
+    cta_scope: bool = False  # ... of .cta scope
+    order: str = ""          # an atomic's update when its order cannot show (`add`...), or "*"
 
 
 # `_new(_Access, fields)`: the named tuple without its Python-level `__new__` (every field
@@ -63,17 +73,20 @@ _new = tuple.__new__
 
 @dataclass(frozen=True)
 class RacePair:
-    """`cond` (True or a z3 Bool): the two accesses described by `what` both happen."""
+    """`cond` (True or a z3 Bool): the two accesses described by `what` both happen; `kind`
+    says what that means (the module docstring)."""
 
     what: str
     cond: Any
+    kind: str = "race"          # race | order | undefined
 
 
 class SymbolicRaceLog:
     PAIR_LIMIT = 4_000_000      # pairs of accesses examined, over the whole log
 
-    def __init__(self, threads_per_cta: int) -> None:
+    def __init__(self, threads_per_cta: int, benign_writes: bool = False) -> None:
         self.t = threads_per_cta
+        self.benign_writes = benign_writes
         # Accesses by place (region, first byte, bytes): a histogram logs one per lane and
         # per bin, a quarter of a million, so not one entry per byte; places that share
         # bytes without being the same are paired in `pairs`.
@@ -91,6 +104,10 @@ class SymbolicRaceLog:
         # `bins[data[i]]`) comes once per value: what depends on the lane alone is found once.
         per_lane: dict[int, tuple] = {}
         loc, where = x.ins.loc, np.asarray(flat).tolist()
+        power = strength(x.form)
+        if kind == "r" and x.form.has("nc"):
+            kind = "n"
+        order = getattr(x, "atomic_class", "*") if kind == "a" else ""
         for j, lane in enumerate(np.asarray(lanes).tolist()):
             c = conds[j]
             if isinstance(c, (bool, np.bool_)) and not c:
@@ -103,7 +120,7 @@ class SymbolicRaceLog:
             acc = _new(_Access, (tid, epoch, kind,
                                  True if isinstance(c, (bool, np.bool_)) else c, loc, name,
                                  None if values is None else values[j], self.steps, passed, f,
-                                 nbytes))
+                                 nbytes, power.strong, power.scope == "cta", order))
             self.events.setdefault((key_region, f, nbytes), []).append(acc)
 
     def _lane_facts(self, x, region: str, lane: int) -> tuple:
@@ -116,17 +133,27 @@ class SymbolicRaceLog:
         return (tid, key_region, int(x.cta_epoch[cta]), x.thread_name(lane),
                 len(x.cta_barriers[cta]))
 
-    def _conflict(self, a: _Access, b: _Access) -> bool:
+    def _conflict(self, a: _Access, b: _Access) -> str | None:
+        """The kind of pair two accesses to shared bytes make (the module docstring), or
+        None when they do not."""
+        if "n" in (a.kind, b.kind):
+            return "undefined" if {a.kind, b.kind} & {"w", "a"} else None
         if a.tid == b.tid or (a.kind == "r" and b.kind == "r"):
-            return False
-        if a.kind == "a" and b.kind == "a":
-            return False
+            return None
         if a.tid // self.t == b.tid // self.t and a.epoch != b.epoch:
-            return False
-        if a.kind == "w" and b.kind == "w" and a.step == b.step and a.value is not None \
-                and b.value is not None and _same(a.value, b.value):
-            return False
-        return True
+            return None
+        if morally_strong(Strength(a.strong, "cta" if a.cta_scope else "gpu"),
+                          Strength(b.strong, "cta" if b.cta_scope else "gpu"),
+                          a.tid // self.t == b.tid // self.t,
+                          a.at == b.at and a.nbytes == b.nbytes):
+            if a.kind == "a" and b.kind == "a" and (
+                    a.step == b.step or (a.order == b.order and a.order != "*")):
+                return None
+            return "order"
+        if self.benign_writes and a.kind == "w" and b.kind == "w" and a.step == b.step \
+                and a.value is not None and b.value is not None and _same(a.value, b.value):
+            return None
+        return "race"
 
     def _no_barrier_between(self, a: _Access, b: _Access):
         """True, or the condition that none of the possible barriers their CTA passed between
@@ -148,13 +175,13 @@ class SymbolicRaceLog:
             for accs in self._intervals(region, logged):
                 checked = self._pairs_in(region, accs, checked, by_site, mixed)
         out = []
-        for what, conds in by_site.values():
+        for (_, _, _, _, kind), (what, conds) in by_site.items():
             if True in conds:
-                out.append(RacePair(what, True))
+                out.append(RacePair(what, True, kind))
                 continue
             # one condition per byte of a word: keep each distinct condition once
             unique = list({c.get_id(): c for c in conds.values()}.values())
-            out.append(RacePair(what, z3.Or(unique) if len(unique) > 1 else unique[0]))
+            out.append(RacePair(what, z3.Or(unique) if len(unique) > 1 else unique[0], kind))
         return out
 
     def _overlapping(self):
@@ -189,7 +216,7 @@ class SymbolicRaceLog:
         memory belongs to one CTA, whose accesses in different barrier intervals (epochs)
         never conflict (`_conflict`), so each epoch's are paired apart (a privatized
         histogram's bin is zeroed, counted and merged in three). Global memory: all."""
-        if not region.startswith("shared:"):
+        if not region.startswith("shared:") or any(a.kind == "n" for a in accs):
             return [accs]
         by_epoch: dict[int, list[_Access]] = {}
         for a in accs:
@@ -201,11 +228,13 @@ class SymbolicRaceLog:
         """Add the conflicting pairs among `accs` to `by_site`: accesses to one place, or
         (`mixed`) to overlapping places, of which only pairs that share a byte are kept;
         returns `checked` plus the pairs examined."""
-        names = {"r": "read", "w": "write", "a": "atomic"}
+        names = {"r": "read", "w": "write", "a": "atomic", "n": "ld.global.nc read"}
         writes = [a for a in accs if a.kind == "w"]
         atomics = [a for a in accs if a.kind == "a"]
-        reads = [a for a in accs if a.kind == "r"]
-        checked += len(writes) * (len(accs) - 1) + len(atomics) * len(reads)
+        reads = [a for a in accs if a.kind in ("r", "n")]
+        ordered = [a for a in atomics if a.order == "*" or len({b.order for b in atomics}) > 1]
+        checked += len(writes) * (len(accs) - 1) + len(atomics) * len(reads) + \
+            len(ordered) * len(atomics)
         if checked > self.PAIR_LIMIT:
             # Dropping pairs could hide a race; refusing is sound (Inconclusive, named).
             raise UnsupportedError(f"more than {self.PAIR_LIMIT} pairs of accesses to "
@@ -213,24 +242,31 @@ class SymbolicRaceLog:
         candidates = [(a, b) for j, a in enumerate(writes)
                       for b in writes[j + 1:] + atomics + reads]
         candidates += [(a, b) for a in atomics for b in reads]
+        candidates += [(a, b) for j, a in enumerate(ordered) for b in atomics
+                       if b is not a and (b not in ordered or ordered.index(b) > j)]
         for a, b in candidates:
             if mixed and (a.at >= b.at + b.nbytes or b.at >= a.at + a.nbytes):
                 continue                      # (different bytes of the group)
-            if not self._conflict(a, b):
+            kind = self._conflict(a, b)
+            if kind is None:
                 continue
-            site = (a.loc, b.loc, a.kind, b.kind)
+            site = (a.loc, b.loc, a.kind, b.kind, kind)
             entry = by_site.get(site)
             if entry is None:
+                tail = {"race": "with no barrier between them",
+                        "order": "morally strong, in an order the scheduler chooses",
+                        "undefined": "a non-coherent load of memory the kernel writes"}[kind]
                 what = (f"{names[a.kind]} by {a.lane_name} at {a.loc} and "
                         f"{names[b.kind]} by {b.lane_name} at {b.loc} "
-                        f"({region.split(':')[0]} memory), with no barrier between them")
+                        f"({region.split(':')[0]} memory), {tail}")
                 entry = by_site[site] = (what, {})
             conds = entry[1]
             if True in conds:
                 continue                  # this site already races for certain
             key = (_key(a.cond), _key(b.cond), a.tid // self.t, a.passed, b.passed)
             if key not in conds:
-                both = _both(_both(a.cond, b.cond), self._no_barrier_between(a, b))
+                unordered = True if kind == "undefined" else self._no_barrier_between(a, b)
+                both = _both(_both(a.cond, b.cond), unordered)
                 conds[True if both is True else key] = both
         return checked
 

@@ -8,7 +8,7 @@ cross-CTA effects behave exactly as in the emulator's batched schedule.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Collection, Mapping, Sequence
 
 import numpy as np
 import z3
@@ -18,6 +18,7 @@ from semantics.domains.symbolic import SymbolicDomain
 from semantics.machine.executor import Effect, Executor, Geometry
 from semantics.machine.indexed_buffers import IndexedAccess
 from semantics.machine.kernel import PreparedKernel
+from semantics.machine.layout import for_launch, shared_row_size, shared_vars
 from semantics.machine.memory import ConcreteMemory, GlobalLayout
 from semantics.machine.run import scalar_bits
 from semantics.machine.pending_sums import SumParts
@@ -47,12 +48,13 @@ class SymbolicLaunch:
 
 def run_symbolic(k: PreparedKernel, grid: tuple[int, int, int], block: tuple[int, int, int],
                  args: Sequence[SymBuffer | int | float | z3.BitVecRef], *, dynamic_shared: int = 0,
-                 unroll: int | None = 64, max_steps: int = 5_000_000,
+                 unroll: int | None = 64, max_steps: int | None = None,
                  shape: LaunchShape | None = None, special_terms: dict | None = None,
                  detect_races: bool = False, prune=None, resolver=None,
                  settle=None, possible=None,
                  indexed: dict[str, tuple[str, str]] | None = None,
-                 choices: Choices | None = None, tag: str = "k") -> SymbolicLaunch:
+                 choices: Choices | None = None, tag: str = "k",
+                 read_only: Collection[str] = ()) -> SymbolicLaunch:
     """`shape` makes this a maximal launch standing for every shape it allows (see
     `semantics.machine.symbolic_port`); `special_terms` gives special registers symbolic
     values (%nctaid); `detect_races` logs every access with its condition and returns the
@@ -65,10 +67,13 @@ def run_symbolic(k: PreparedKernel, grid: tuple[int, int, int], block: tuple[int
     symbolic offsets (`semantics.machine.indexed_buffers`), their accesses come back in
     `indexed`. `tag` names this run in the names of the values the PTX ISA leaves open
     (`semantics.choices`; a pair's role), and `choices.target` holds the claim's assumptions
-    about the target GPU."""
+    about the target GPU. `read_only` names the buffer parameters the kernel must not write."""
     params = k.fn.params
     if len(args) != len(params):
         raise ValueError(f"{k.name} takes {len(params)} arguments, {len(args)} given")
+    # The packed layout only (its addresses are concrete): an instruction where an address's
+    # numeric value may show records a "layout" effect, which stops a proof.
+    k = for_launch(k, frozenset(p.name for p, a in zip(params, args) if isinstance(a, SymBuffer)))
     layout = GlobalLayout()
     allocs = {}
     values: dict = {}
@@ -87,8 +92,9 @@ def run_symbolic(k: PreparedKernel, grid: tuple[int, int, int], block: tuple[int
     for name, var in k.global_vars.items():
         alloc = layout.allocate(f"global:{name}", var.size_bytes or 0)
         values[("global-var", name)] = alloc.base
-    mem = ConcreteMemory(layout, {})
-    port = SymbolicPort(mem, races=SymbolicRaceLog(block[0] * block[1] * block[2])
+    mem = ConcreteMemory(layout, {}, read_only=frozenset(read_only))
+    benign = choices is not None and choices.target.benign_write_races
+    port = SymbolicPort(mem, races=SymbolicRaceLog(block[0] * block[1] * block[2], benign)
                         if detect_races else None)
     port.resolver = resolver
     port.possible = possible
@@ -99,10 +105,9 @@ def run_symbolic(k: PreparedKernel, grid: tuple[int, int, int], block: tuple[int
     ctas = tuple((x, y, z) for z in range(grid[2]) for y in range(grid[1]) for x in range(grid[0]))
     geom = Geometry(block, grid, ctas)
     threads = geom.threads_per_cta
-    shared = (k.shared_offsets.get(k.dynamic_shared_var, k.static_shared) + dynamic_shared
-              if k.dynamic_shared_var else k.static_shared)
+    shared = shared_row_size(k, dynamic_shared)
     mem.new_batch(np.arange(geom.lanes, dtype=np.int64) // threads, len(ctas), shared,
-                  k.local_size)
+                  k.local_size, shared_vars=shared_vars(k, dynamic_shared))
     if shape is not None:
         if len(shape.exists) != len(ctas):
             raise ValueError(f"{len(shape.exists)} existence conditions for {len(ctas)} CTAs")
@@ -117,7 +122,7 @@ def run_symbolic(k: PreparedKernel, grid: tuple[int, int, int], block: tuple[int
     out: dict[str, list] = {}
     for name, (alloc, buf) in allocs.items():
         nbytes = buf.elem_bits // 8
-        base = alloc.base - layout.allocs[0].base
+        base = alloc.base - mem.base
         out[name] = [port._read(mem.g, base + i * nbytes, nbytes) for i in range(len(buf.values))]
     return SymbolicLaunch(out, tuple(ex.effects), ex.symbolic_control,
                           tuple(port.obligations),

@@ -13,10 +13,11 @@
   to an integral value; same type without rounding is a move (with .ftz/.sat: flush/clamp).
 - .ftz: f32 subnormal inputs and results become sign-preserving zeros. .sat on a float
   destination clamps to [0.0, 1.0], NaN -> +0.0.
-- NaN results of float destinations are the canonical NaN of the destination format
-  (`common.CANONICAL_NAN`). ASSUMPTION for widening (f16/bf16 -> f32, f32 -> f64) and for a
-  plain same-type cvt with .ftz/.sat: the GPU may instead propagate the payload; a run on a GPU
-  must confirm. A plain `cvt.f32.f32` (no modifier) is a bit-exact move.
+- A NaN result of a float destination is an unspecified quiet NaN fixed by the input (PTX
+  ISA cvt: "NaN input yields unspecified NaN"; `semantics.ops.nan_results`), canonical under
+  the claim's target assumption; the emulator gives the canonical NaN of the destination
+  format. A plain `cvt.f32.f32` (no modifier) is a bit-exact move. `.relu` makes NaN results
+  the canonical NaN, as the ISA says.
 - cvt.rn{.relu}{.satfinite}.{f16x2,bf16x2}.f32 d, a, b: d = {cvt(a) in the high half, cvt(b)
   in the low half}.
 Everything else (fp8/tf32/fp6/fp4 formats, .rna, .rs, other combinations) resolves to None.
@@ -26,8 +27,9 @@ from __future__ import annotations
 
 from semantics.domains.base import FP_FORMATS
 from semantics.ops import register
-from semantics.ops.common import (CANONICAL_NAN, EXP_MASK, MANT_MASK, SIGN_BIT, canonicalize,
-                                  flush, fmt_of, int_max, int_min, is_nan, sign_of)
+from semantics.ops.common import (CANONICAL_NAN, EXP_MASK, MANT_MASK, SIGN_BIT, flush, fmt_of,
+                                  int_max, int_min, is_nan, sign_of)
+from semantics.ops.nan_results import nan_result, quiet
 
 _INT_ROUND = {"rni": "rn", "rzi": "rz", "rmi": "rm", "rpi": "rp"}
 _FP_ROUND = frozenset({"rn", "rz", "rm", "rp"})
@@ -130,11 +132,25 @@ def int_to_float(d, fmt, rm, st, a):
     return d.int2f(st.bits, st.is_signed, fmt, rm, a)
 
 
-def float_to_float(d, dfmt, sfmt, rm, a):
-    """Rounded (or exact, when widening) conversion; NaN -> canonical NaN of dfmt."""
+def float_to_float(x, dfmt, sfmt, rm, a):
+    """Rounded (or exact, when widening) conversion; a NaN input gives the NaN the ISA
+    leaves open (`_converted_nan`)."""
+    d = x.d
     ws, wd = sum(FP_FORMATS[sfmt]), sum(FP_FORMATS[dfmt])
     r = d.fcvt(sfmt, dfmt, rm, a)
-    return d.ite(is_nan(d, sfmt, a, ws), d.const(CANONICAL_NAN[dfmt], wd), r, wd)
+    return d.ite(is_nan(d, sfmt, a, ws), _converted_nan(x, dfmt, sfmt, a), r, wd)
+
+
+def _converted_nan(x, dfmt: str, sfmt: str, a):
+    """The NaN a conversion of the NaN `a` returns: unspecified, fixed by `a` (canonical
+    under the target assumption; the emulator's: canonical)."""
+    d = x.d
+    ws, wd = sum(FP_FORMATS[sfmt]), sum(FP_FORMATS[dfmt])
+    canon = d.const(CANONICAL_NAN[dfmt], wd)
+    if dfmt in x.choices.target.canonical_nan:
+        return canon
+    return quiet(d, dfmt, d.unspecified_fn(f"nan/cvt.{dfmt}.{sfmt}", wd, [a], canon,
+                                           x.choices, [ws]), wd)
 
 
 def _widening(src: str, dst: str) -> bool:
@@ -182,13 +198,14 @@ def _convert_one(x, dt, st, a):
         a = flush(d, sfmt, a, ws)
     if dfmt == sfmt:
         if form.rounding in _INT_ROUND:
-            r = canonicalize(d, dfmt, d.fround(dfmt, _INT_ROUND[form.rounding], a), wd)
+            r = nan_result(x, dfmt, f"cvt.{form.rounding}", d.fround(dfmt, _INT_ROUND[
+                form.rounding], a), [a], wd)
         elif form.flags:
-            r = canonicalize(d, dfmt, a, wd)   # assumption: a flushing/clamping cvt is arithmetic
+            r = nan_result(x, dfmt, "cvt", a, [a], wd)   # a flushing/clamping cvt: arithmetic
         else:
             return a                           # plain cvt.T.T: a move
     else:
-        r = float_to_float(d, dfmt, sfmt, form.rounding or "rn", a)
+        r = float_to_float(x, dfmt, sfmt, form.rounding or "rn", a)
     return _post_float(d, form, dfmt, r, wd)
 
 

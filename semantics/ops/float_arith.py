@@ -7,14 +7,16 @@ Modifiers, as the PTX ISA defines them:
   gives such an instruction its stated meaning (a separately rounded operation).
 - .ftz flushes subnormal inputs and results to sign-preserving zero (results: after rounding).
 - .sat clamps the result to [0.0, 1.0]; a NaN result becomes +0.0 and so does -0.0.
-- NaN results are the canonical NaN of the format (`common.CANONICAL_NAN`): 0x7FFFFFFF for
-  f32 per the PTX ISA; 0x7FFF for f16/bf16 and 0x7FFFFFFFFFFFFFFF for f64 are ASSUMPTIONS (the
-  all-ones-payload pattern by analogy with f32) that a run on a GPU must confirm.
+- NaN results follow the PTX ISA (`semantics.ops.nan_results`): single and half precision
+  return an unspecified NaN, fixed for the operation and its inputs (canonical under the
+  claim's target assumption "f32-nan-canonical" / "f16-nan-canonical"); double precision
+  propagates a NaN operand's payload, quieted. The emulator returns the canonical NaN
+  (0x7FFFFFFF, 0x7FFF, 0x7FFFFFFFFFFFFFFF) where the ISA leaves the NaN open.
 - `*.approx` (and div.full) functions are approximations: concretely the host's value,
   symbolically an uninterpreted function per form; every use records an "approximation" effect.
 - abs/neg are sign-bit operations. The PTX ISA says that NaN inputs give an *unspecified* NaN
-  (except abs.f64: "passed through unchanged"); keq computes the IEEE sign-bit result and records
-  an "undefined" effect on the lanes where the input is NaN.
+  (except abs.f64: "passed through unchanged"): an unspecified quiet NaN of the input
+  (`nan_results.unspecified_nan`); the emulator returns the IEEE sign-bit result, quieted.
 
 Everything the family does not cover resolves to None (reported as unsupported).
 """
@@ -23,8 +25,9 @@ from __future__ import annotations
 
 from semantics.errors import UnsupportedError
 from semantics.ops import register
-from semantics.ops.common import (CANONICAL_NAN, EXP_MASK, MANT_MASK, SIGN_BIT, canonicalize,
-                                  flush, fmt_of, is_nan, sign_of)
+from semantics.ops.common import (CANONICAL_NAN, EXP_MASK, MANT_MASK, SIGN_BIT, flush, fmt_of,
+                                  is_nan, sign_of)
+from semantics.ops.nan_results import nan_result, quiet, unspecified_nan
 
 _FP_ROUND = frozenset({"rn", "rz", "rm", "rp"})
 _ONE = {"f16": 0x3C00, "bf16": 0x3F80, "f32": 0x3F800000, "f64": 0x3FF0000000000000}
@@ -76,13 +79,17 @@ def _relu(d, fmt, a, w):
     return d.ite(is_nan(d, fmt, a, w), d.const(CANONICAL_NAN[fmt], w), r, w)
 
 
-def _arith_result(d, form, fmt, r, w):
-    """Post-processing shared by arithmetic: canonical NaN, .ftz on the result, .sat, .relu
-    (lane by lane: a symbolic domain builds it once and substitutes each result in)."""
+def _arith_result(x, form, fmt, r, w, op: str, inputs: list):
+    """Post-processing shared by arithmetic: the NaN the ISA allows (`nan_results`), .ftz on
+    the result, .sat, .relu (lane by lane: a symbolic domain builds it once and substitutes
+    each result in)."""
+    d = x.d
     flags = tuple(f for f in ("ftz", "sat", "relu") if form.has(f))
+    r = nan_result(x, fmt, op, r, inputs, w)
+    if not flags:
+        return r
 
     def post(d, r):
-        r = canonicalize(d, fmt, r, w)
         if "ftz" in flags:
             r = flush(d, fmt, r, w)
         if "sat" in flags:
@@ -127,7 +134,7 @@ def _ieee(kind: str, rm: str, nargs: int):
                 r = d.fsqrt(fmt, rm, v[0])
             else:
                 raise ValueError(kind)
-            return _arith_result(d, form, fmt, r, w)
+            return _arith_result(x, form, fmt, r, w, f"{kind}.{rm}", v)
 
         x.write(0, _per_lane(d, t, lane, *srcs), t)
     return sem
@@ -146,7 +153,7 @@ def _approx(name: str, nargs: int):
 
         def lane(*vals):
             v = _inputs(d, form, fmt, vals, w)
-            return _arith_result(d, form, fmt, d.approx(fname, fmt, v), w)
+            return _arith_result(x, form, fmt, d.approx(fname, fmt, v), w, fname + ".approx", v)
 
         x.effect("approximation", form.name)
         x.write(0, _per_lane(d, t, lane, *srcs), t)
@@ -307,12 +314,9 @@ def _sign_op(op: str):
             if op == "abs" and fmt == "f64":
                 # PTX ISA: "For abs.f64, NaN input is passed through unchanged."
                 return d.ite(is_nan(d, fmt, v, w), v, r, w)
-            return r
-
-        if not (op == "abs" and fmt == "f64"):
-            x.effect("undefined", f"{form.name} of a NaN: the PTX ISA leaves the NaN result "
-                                  f"unspecified (keq: the IEEE sign-bit result)",
-                     _any_lane(d, t, a))
+            # PTX ISA: "NaN inputs yield an unspecified NaN" (the emulator: the IEEE result)
+            nan = unspecified_nan(x, fmt, op, v, w, default=quiet(d, fmt, r, w))
+            return d.ite(is_nan(d, fmt, v, w), nan, r, w)
 
         x.write(0, _per_lane(d, t, lane, a), t)
     return sem

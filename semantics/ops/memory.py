@@ -11,7 +11,8 @@ from semantics.errors import UnsupportedError
 from semantics.ir.operands import Addr, Sym, Vec
 from semantics.ir.types import TYPES, PtxType
 from semantics.ops import register
-from semantics.ops.common import canonicalize, flush, fmt_of
+from semantics.ops.common import flush, fmt_of
+from semantics.ops.nan_results import nan_result
 
 _QUALIFIERS = frozenset("""volatile relaxed acquire release weak mmio sc cta cluster gpu sys nc
     ca cg cs lu cv wb wt L1::evict_normal L1::evict_unchanged L1::evict_first L1::evict_last
@@ -101,14 +102,17 @@ def _atom_update(x, op: str, t: PtxType, b, c):
         bb = x.d.take(b, lanes)
         if op == "add":
             if fmt is not None and t.lanes == 2:     # f16x2 / bf16x2: each half on its own
-                lo = d.fadd(fmt, "rn", d.extract(old, 15, 0, 32), d.extract(bb, 15, 0, 32))
-                hi = d.fadd(fmt, "rn", d.extract(old, 31, 16, 32), d.extract(bb, 31, 16, 32))
-                return d.concat(canonicalize(d, fmt, hi, 16), canonicalize(d, fmt, lo, 16),
-                                16, 16)
+                halves = []
+                for hi_bit in (31, 15):
+                    o, v = d.extract(old, hi_bit, hi_bit - 15, 32), d.extract(bb, hi_bit,
+                                                                          hi_bit - 15, 32)
+                    halves.append(nan_result(x, fmt, "atom.add", d.fadd(fmt, "rn", o, v),
+                                             [o, v], 16, d))
+                return d.concat(halves[0], halves[1], 16, 16)
             if fmt is not None:
                 ftz = fmt == "f32" and not x.form.has("noftz")
                 o, v = (flush(d, fmt, old, w), flush(d, fmt, bb, w)) if ftz else (old, bb)
-                r = canonicalize(d, fmt, d.fadd(fmt, "rn", o, v), w)
+                r = nan_result(x, fmt, "atom.add", d.fadd(fmt, "rn", o, v), [o, v], w, d)
                 return flush(d, fmt, r, w) if ftz else r
             return d.add(old, bb, w)
         if op in ("min", "max"):
@@ -131,6 +135,7 @@ def _atom_update(x, op: str, t: PtxType, b, c):
     # (the order of contending atomics is then invisible: `semantics.machine.atomic_order`).
     update.order_free = fmt is None and op in ("add", "and", "or", "xor", "min", "max")
     update.float_add = fmt is not None and op == "add"      # order-free as real numbers
+    update.op = op
     return update
 
 

@@ -3,12 +3,24 @@ bar/barrier.sync, bar.warp.sync, membar/fence.
 
 Cross-lane reads use concrete lane indices (lane ids, offsets and clamps are static or
 thread-id derived in real kernels); a symbolic lane index is refused as unsupported.
+
+What the PTX ISA leaves open here (PTX ISA 9.7.9.6 shfl.sync, 9.7.13.x vote/match/redux/
+bar.warp.sync, 9.7.13.11 activemask):
+- a `*.sync` operation executed by a thread its membermask leaves out is undefined
+  behaviour: a fault of the kernel (`Executor.undefined_if`), with the lane and the line;
+- a `shfl` reading a lane that is not executing it, or that its membermask leaves out, reads
+  an unspecified value, chosen afresh (`Executor.open_value`); so does a vote, match or
+  redux whose membermask names a lane that is neither executing it nor exited (on sm_70 and
+  later that lane may meet it from another path, which lockstep does not model);
+- `activemask` is the set of threads the scheduler happens to run together: an open value,
+  any subset of the warp's non-exited threads that contains the executing one.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from semantics.choices import KeySpace
 from semantics.errors import UnsupportedError
 from semantics.ir.operands import Pair
 from semantics.ir.types import TYPES
@@ -59,21 +71,74 @@ def _shfl(x) -> None:
     n = len(x.lane_in_cta)
     in_range = src < n
     src = np.where(in_range, src, np.arange(n))
-    # Reading a lane that is not executing this shfl gives an undefined value. Under a
-    # symbolic mask (a symbolic launch shape) the source lane may take part in some shapes
-    # and not in others: the effect is recorded whenever it may happen.
-    source_in = d.pnot(d.eq(d.gather(d.bool_to_bv(x.mask, 1), src, 1), d.const(0, 1), 1))
-    x.effect("undefined", "shfl.sync reads a lane that does not take part",
-             d.pnot(d.pand(source_in, _pred_from(d, in_range))))
-    x.write(dst.first if isinstance(dst, Pair) else dst, d.gather(a, src, 32), B32)
+    member_mask = _concrete_ints(x, x.read(4, B32), "the member mask")
+    x.undefined_if(_pred_from(d, ((member_mask >> lane) & 1) == 0),
+                   "shfl.sync executed by a lane its membermask leaves out")
+    # A source lane that does not execute this shfl, or that the membermask leaves out:
+    # its value is unspecified (under a symbolic mask, where it may not take part).
+    named = _pred_from(d, (((member_mask >> j) & 1) == 1) & in_range)
+    source_in = d.pand(named, d.pnot(d.eq(d.gather(d.bool_to_bv(x.mask, 1), src, 1),
+                                           d.const(0, 1), 1)))
+    value = d.gather(a, src, 32)
+    absent = d.pnot(source_in)
+    if d.may_any(d.pand(x.mask, absent)):
+        value = d.ite(absent, x.open_value("shfl from a lane that does not take part", 32),
+                      value, 32)
+    x.write(dst.first if isinstance(dst, Pair) else dst, value, B32)
     if isinstance(dst, Pair):
         x.write_pred(dst.second, d.pnot(d.eq(d.from_ints(pval.astype(np.int64), 1),
                                              d.const(0, 1), 1)))
 
 
+def _membership(x, mask_operand: int, what: str):
+    """The membermask of a warp-synchronous operation (concrete): undefined behaviour where
+    it leaves the executing lane out. Returns (mask per lane, the lanes whose result is open:
+    the mask names a lane of their warp that neither executes this nor has exited)."""
+    d = x.d
+    member_mask = _concrete_ints(x, x.read(mask_operand, B32), "the member mask")
+    lane = x.lane_in_cta % 32
+    x.undefined_if(_pred_from(d, ((member_mask >> lane) & 1) == 0),
+                   f"{what} executed by a lane its membermask leaves out")
+    executing = _mask_array(x, x.mask) & ~_maybe_exited(x)
+    n = executing.size
+    open_lanes = np.zeros(n, dtype=bool)
+    if not x.may_meet_later(x.ins.opcode):
+        # lanes not here will exit without one: the operation completes without them
+        return member_mask, open_lanes
+    for k in range(32):
+        idx = x.warp_base + k
+        ok = (idx < n)
+        idx = np.minimum(idx, n - 1)
+        named = ok & (((member_mask >> k) & 1) == 1) & (x.cta_of_lane[idx] == x.cta_of_lane)
+        live = ~_maybe_exited(x)[idx]
+        open_lanes |= named & live & ~executing[idx] & _certainly_not(x.mask, idx)
+    return member_mask, open_lanes
+
+
+def _maybe_exited(x) -> np.ndarray:
+    return _mask_array(x, x._threads_exited())
+
+
+def _certainly_not(mask, idx: np.ndarray) -> np.ndarray:
+    """Lanes `idx` certainly not in `mask` (a concrete False)."""
+    if isinstance(mask, np.ndarray):
+        return ~mask.astype(bool)[idx]
+    return np.array([isinstance(mask[i], (bool, np.bool_)) and not mask[i] for i in idx],
+                    dtype=bool)
+
+
+def _opened(x, value, open_lanes: np.ndarray, w: int, what: str):
+    """`value` with the lanes whose result is open (`_membership`) unspecified."""
+    if not open_lanes.any():
+        return value
+    d = x.d
+    return d.ite(_pred_from(d, open_lanes), x.open_value(what, w, lanes=open_lanes), value, w)
+
+
 def _vote(x) -> None:
     d = x.d
     mode = next(f for f in ("all", "any", "uni", "ballot") if x.form.has(f))
+    _, open_lanes = _membership(x, 2, f"vote.sync.{mode}")
     active = _mask_array(x, x.mask)
     n = active.size
     base = x.warp_base
@@ -88,7 +153,8 @@ def _vote(x) -> None:
             contrib = d.gather(bit, idx, 32)
             contrib = d.ite(_pred_from(d, valid), contrib, d.const(0, 32), 32)
             acc = d.bor(acc, contrib, 32)
-        x.write(0, acc, B32)
+        x.write(0, _opened(x, acc, open_lanes, 32, "vote.sync.ballot with absent members"),
+                B32)
         return
     p = x.read_pred(1)
     res_all, res_any = d.pconst(True), d.pconst(False)
@@ -102,6 +168,10 @@ def _vote(x) -> None:
         res_any = d.por(res_any, d.pand(member, pk))
     r = {"all": res_all, "any": res_any,
          "uni": d.por(res_all, d.pnot(res_any))}[mode]
+    if open_lanes.any():
+        bit = _opened(x, d.bool_to_bv(r, 1), open_lanes, 1,
+                      f"vote.sync.{mode} with absent members")
+        r = d.pnot(d.eq(bit, d.const(0, 1), 1))
     x.write_pred(0, r)
 
 
@@ -111,16 +181,36 @@ def _pred_from(d, arr: np.ndarray):
 
 
 def _activemask(x) -> None:
+    """Any subset of the warp's threads that have not exited, containing the executing
+    one: an open value per lane and read, whose natural value (the emulator's default) is
+    the lanes running this instruction together in lockstep."""
     d = x.d
     active = _mask_array(x, x.mask)
     n = active.size
-    acc = np.zeros(n, dtype=np.int64)
+    together = np.zeros(n, dtype=np.int64)
+    live = np.zeros(n, dtype=np.int64)
     for k in range(32):
         idx = x.warp_base + k
-        ok = idx < n
+        ok = (idx < n)
         idx = np.minimum(idx, n - 1)
-        acc |= np.where(ok & active[idx] & (x.cta_of_lane[idx] == x.cta_of_lane), 1 << k, 0)
-    x.write(0, d.from_ints(acc, 32), B32)
+        same = ok & (x.cta_of_lane[idx] == x.cta_of_lane)
+        together |= np.where(same & active[idx], 1 << k, 0)
+        live |= np.where(same & ~_certain_array(x._threads_exited())[idx], 1 << k, 0)
+    own = np.left_shift(1, x.lane_in_cta % 32)
+    keys = x.lane_keys(KeySpace.THREAD).counted(x.read_count(("activemask",)))
+    raw = d.unspecified(f"{x.tag}/activemask@{x.ins.loc}", 32, keys, x.choices,
+                        natural=together)
+    x.effect("nondeterministic", "activemask (which threads run together is the "
+                                 "scheduler's choice)")
+    mask = d.bor(d.band(raw, d.from_ints(live, 32), 32), d.from_ints(own, 32), 32)
+    x.write(0, mask, B32)
+
+
+def _certain_array(p) -> np.ndarray:
+    """The lanes where a (concrete or symbolic) predicate certainly holds."""
+    if isinstance(p, np.ndarray):
+        return p.astype(bool)
+    return np.array([isinstance(v, (bool, np.bool_)) and bool(v) for v in p], dtype=bool)
 
 
 def _barrier(x) -> None:
@@ -129,9 +219,17 @@ def _barrier(x) -> None:
     x.barrier()
 
 
-def _noop(x) -> None:
-    """Fences and warp syncs order memory; keq's lockstep model is already sequentially
-    consistent and keeps every warp converged between instructions."""
+def _fence(x) -> None:
+    """A fence: values need nothing (the lockstep run is sequentially consistent), but the
+    race detector orders accesses through it (release and acquire patterns:
+    `semantics.machine.happens_before`)."""
+    x.fence()
+
+
+def _warp_sync(x) -> None:
+    """bar.warp.sync: keq's lockstep keeps every warp converged between instructions; a
+    membermask that leaves the executing lane out is undefined behaviour."""
+    _membership(x, 0, "bar.warp.sync")
 
 
 @register("shfl")
@@ -154,7 +252,7 @@ def _resolve_activemask(form):
 @register("bar", "barrier")
 def _resolve_bar(form):
     if form.has("warp"):
-        return _noop if form.flags <= {"warp", "sync"} else None
+        return _warp_sync if form.flags <= {"warp", "sync"} else None
     if form.flags <= {"sync", "aligned", "cta"} and not form.types:
         return _barrier
     return None
@@ -163,14 +261,13 @@ def _resolve_bar(form):
 @register("membar", "fence")
 def _resolve_fence(form):
     if form.opcode == "membar":
-        return _noop
-    return _noop if form.flags <= {"sc", "acq_rel", "cta", "gpu", "sys", "cluster"} else None
+        return _fence
+    return _fence if form.flags <= {"sc", "acq_rel", "cta", "gpu", "sys", "cluster"} else None
 
 
-def _members(x, mask_operand: int):
+def _members(x, mask_operand: int, member_mask: np.ndarray):
     """Per source lane k of each lane's warp: (gather index, predicate 'k takes part')."""
     d = x.d
-    member_mask = _concrete_ints(x, x.read(mask_operand, B32), "the member mask")
     active = _mask_array(x, x.mask)
     n = active.size
     out = []
@@ -191,14 +288,15 @@ def _redux(x) -> None:
                 "min": (1 << 31) - 1 if t.is_signed else -1,
                 "max": -(1 << 31) if t.is_signed else 0}[op]
     acc = d.const(identity, 32)
-    for idx, member in _members(x, 2):
+    member_mask, open_lanes = _membership(x, 2, f"redux.sync.{op}")
+    for idx, member in _members(x, 2, member_mask):
         v = d.ite(member, d.gather(a, idx, 32), d.const(identity, 32), 32)
         if op in ("min", "max"):
             lt = d.slt(v, acc, 32) if t.is_signed else d.ult(v, acc, 32)
             acc = d.ite(lt, v, acc, 32) if op == "min" else d.ite(lt, acc, v, 32)
         else:
             acc = {"add": d.add, "and": d.band, "or": d.bor, "xor": d.bxor}[op](acc, v, 32)
-    x.write(0, acc, t)
+    x.write(0, _opened(x, acc, open_lanes, 32, f"redux.sync.{op} with absent members"), t)
 
 
 def _match(x) -> None:
@@ -207,19 +305,22 @@ def _match(x) -> None:
     w = t.bits
     a = x.read(1, t)
     same = d.const(0, 32)
-    for k, (idx, member) in enumerate(_members(x, 2)):
+    member_mask, open_lanes = _membership(x, 2, "match.sync")
+    members_of = _members(x, 2, member_mask)
+    for k, (idx, member) in enumerate(members_of):
         hit = d.pand(member, d.eq(d.gather(a, idx, w), a, w))
         same = d.bor(same, d.ite(hit, d.const(1 << k, 32), d.const(0, 32), 32), 32)
     dst = x.operand(0)
     if x.form.has("any"):
-        x.write(dst, same, B32)
+        x.write(dst, _opened(x, same, open_lanes, 32, "match.sync with absent members"), B32)
         return
     members = d.const(0, 32)
-    for k, (idx, member) in enumerate(_members(x, 2)):
+    for k, (idx, member) in enumerate(members_of):
         members = d.bor(members, d.ite(member, d.const(1 << k, 32), d.const(0, 32), 32), 32)
     all_same = d.eq(same, members, 32)
     x.write(dst.first if isinstance(dst, Pair) else dst,
-            d.ite(all_same, members, d.const(0, 32), 32), B32)
+            _opened(x, d.ite(all_same, members, d.const(0, 32), 32), open_lanes, 32,
+                    "match.sync with absent members"), B32)
     if isinstance(dst, Pair):
         x.write_pred(dst.second, all_same)
 

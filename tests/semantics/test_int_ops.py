@@ -355,7 +355,7 @@ def _warp_kernel(body: str, regs: str) -> str:
 @pytest.mark.parametrize("body,expect", [
     ("    redux.sync.add.u32 %r3, %r1, -1;", lambda lane: sum(range(32))),
     ("    redux.sync.max.s32 %r3, %r1, -1;", lambda lane: 31),
-    ("    redux.sync.min.u32 %r3, %r1, 0x0000FFF0;", lambda lane: 4),
+    ("    redux.sync.min.u32 %r3, %r1, -1;", lambda lane: 0),
     ("    redux.sync.xor.b32 %r3, %r1, -1;", lambda lane: 0),
     ("    and.b32 %r2, %r1, 3;\n    match.any.sync.b32 %r3, %r2, -1;",
      lambda lane: sum(1 << k for k in range(32) if k % 4 == lane % 4)),
@@ -371,6 +371,23 @@ def test_redux_and_match_across_a_warp(body, expect):
     res = run_kernel(parse_ptx(_warp_kernel(body, regs)), "k", 1, 32, [out])
     got = res.buffers["out"]
     assert [int(v) for v in got] == [expect(lane) & 0xFFFFFFFF for lane in range(32)]
+
+
+@pytest.mark.parametrize("body", [
+    "    redux.sync.min.u32 %r3, %r1, 0x0000FFF0;",
+    "    match.any.sync.b32 %r3, %r1, 0x0000FFFF;",
+    "    vote.sync.ballot.b32 %r3, %p1, 1;",
+    "    shfl.sync.idx.b32 %r3, %r1, 0, 31, 0xFFFF0000;",
+])
+def test_a_warp_operation_whose_membermask_leaves_a_lane_out_is_undefined(body):
+    # PTX ISA: undefined behaviour when the executing thread is not in the membermask; the
+    # emulator reports it as a fault of the kernel, with a thread it happens in
+    from semantics.machine import run_kernel
+    from semantics.machine.memory import UndefinedBehavior
+    from semantics.ptx import parse_ptx
+    regs = "    .reg .b32 %r<4>;\n    .reg .b64 %rd<4>;\n    .reg .pred %p<2>;"
+    with pytest.raises(UndefinedBehavior, match="membermask leaves out"):
+        run_kernel(parse_ptx(_warp_kernel(body, regs)), "k", 1, 32, [np.zeros(32, np.uint32)])
 
 
 @pytest.mark.parametrize("typ,init,add,want", [
