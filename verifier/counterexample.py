@@ -4,6 +4,7 @@ replayed on the emulator, and only a reproduced difference (or fault, or race) i
 from __future__ import annotations
 
 import numpy as np
+import z3
 
 from semantics.errors import KeqError
 from semantics.machine import MemoryFault
@@ -11,7 +12,7 @@ from semantics.machine.executor import ExecutionError
 from verifier.emulate import run_side
 from verifier.spec import (PairSpec, ParamSpec, draw_scalars, first_allowed, int_bounds,
                            make_inputs, type_bits)
-from semantics.choices import FUNCTION_PREFIX, Choices, describe_values
+from semantics.choices import CONSTANT_PREFIX, FUNCTION_PREFIX, Choices, describe_values
 from verifier.term_eval import free_constants, function_names
 from verifier.testing import difference_under_choices, note_for, ordinary_floats
 from verifier.verdict import (INCONCLUSIVE, NOT_EQUIVALENT, Counterexample, InternalError,
@@ -166,6 +167,12 @@ def _model_counterexample(ctx, env, value_of, variables, seed,
     unsettled = _depends_on_reference_choices(ctx, scalars, inputs, choices, diffs)
     if unsettled is not None:
         return unsettled
+    if _mentions_functions(ctx.witness) and not _for_every_function(ctx.witness, value_of,
+                                                                      variables, chosen or {}):
+        return _inconclusive(ctx, "the kernels differ on these inputs only for some of the "
+                                  "values the hardware fixes but the PTX ISA leaves open (the "
+                                  "NaN an operation returns, an approximate function's "
+                                  "value): name a target assumption to decide it")
     depends = []
     if ctx.witness is not None:
         depends = sorted(_variables(ctx.witness), key=lambda n: (n.split("[")[0], len(n), n))
@@ -174,6 +181,28 @@ def _model_counterexample(ctx, env, value_of, variables, seed,
                          note=describe_choices(choices, rep))
     return Verdict(NOT_EQUIVALENT, "", (f"{len(diffs)}+ output element(s) differ",),
                    counterexample=cex)
+
+
+def _for_every_function(witness, value_of, variables, chosen: dict) -> bool:
+    """Do the differing terms differ at the model's inputs whatever the uninterpreted
+    functions they apply are (the GPU's own NaN rule, its approximation)? Asked of z3 with
+    every constant fixed to the model's value and the functions free."""
+    a, b = witness
+    pairs = []
+    for c in free_constants(a, b):
+        name = str(c)
+        if name.startswith(CONSTANT_PREFIX):
+            v = chosen.get(name[len(CONSTANT_PREFIX):], 0)
+        else:
+            var = variables.get(name)
+            v = value_of(var[2]) if var is not None else 0
+        pairs.append((c, z3.BoolVal(bool(v)) if z3.is_bool(c) else z3.BitVecVal(int(v),
+                                                                               c.size())))
+    s = z3.Solver()
+    s.set("timeout", 20_000)
+    s.add((z3.substitute(a, *pairs) if pairs else a) == (z3.substitute(b, *pairs) if pairs
+                                                         else b))
+    return s.check() == z3.unsat
 
 
 def _mentions_functions(witness) -> bool:
@@ -197,7 +226,7 @@ def _depends_on_reference_choices(ctx, scalars, inputs, choices, diffs) -> Verdi
     for fill in ("zero", "pattern", "random:1"):
         again = Choices(fill, choices.schedule,
                         {k: v for k, v in choices.values.items() if k not in own},
-                        choices.target)
+                        choices.target, choices.layout)
         final, _ = run_side(ctx.spec.side("reference"),
                             {k: (v.copy() if isinstance(v, np.ndarray) else v)
                              for k, v in inputs.items()}, scalars, choices=again,
@@ -226,7 +255,8 @@ def _same_outputs(a: dict, b: dict) -> bool:
 
 def describe_choices(choices: Choices, rep: dict | None = None) -> str:
     """One line naming the values the ISA leaves open that a counterexample chose."""
-    if not choices.values and choices.fill == "zero" and choices.schedule == "lane":
+    if not choices.values and choices.fill == "zero" and choices.schedule == "lane" and \
+            choices.layout == "packed":
         return ""
     shown = describe_values(choices.values)
     return ("with what the PTX ISA leaves open chosen as: "
@@ -268,7 +298,8 @@ def _concrete_inputs(ctx, env: dict, seed: int, *,
 
 
 def _test_for_difference(ctx, env: dict, seed: int, trials: int,
-                         terms: dict | None = None) -> Verdict | None:
+                         terms: dict | None = None, other_choices: bool = False
+                         ) -> Verdict | None:
     """Run both kernels on random inputs of this launch shape; a bit difference (bitexact) in
     a legal execution is a counterexample as it stands (`verifier.testing`: under other
     choices of what the ISA leaves open too). In real mode only differences the real check
@@ -281,12 +312,13 @@ def _test_for_difference(ctx, env: dict, seed: int, trials: int,
             inputs = ordinary_floats(inputs, seed + 1 + k)
         rep = _replay(ctx, scalars, {n: (v.copy() if isinstance(v, np.ndarray) else v)
                                      for n, v in inputs.items()})
-        found = difference_under_choices(ctx, scalars, inputs, rep, seed + k)
+        found = difference_under_choices(ctx, scalars, inputs, rep, seed + k, other_choices)
         if found is None:
             continue
         choices, cand, diffs = found
-        note = note_for(choices, rep["candidate"][1].effects) or \
-            "found by random testing before solving"
+        note = note_for(choices, rep["candidate"][1].effects) or (
+            f"with {choices.describe()}, one execution the GPU may give, the outputs differ"
+            if choices != ctx.choices else "found by random testing before solving")
         # The inputs that matter: those the first differing element's terms mention.
         pair = (terms or {}).get(diffs[0][:2], ())
         depends = sorted(_variables(pair), key=lambda n: (n.split("[")[0], len(n), n))
@@ -331,12 +363,21 @@ def replay_fault(ctx, role: str, scalars: dict, seed: int,
     return None
 
 
-def replay_race(ctx, role: str, scalars: dict, inputs: dict) -> Verdict | None:
+def replay_race(ctx, role: str, scalars: dict, inputs: dict,
+                orders: bool = False) -> Verdict | None | str:
     """Run `role` with the emulator's race detector: a race is a verdict (about the spec for
-    the reference); None when there is none on these inputs."""
-    _, result = run_side(ctx.spec.side(role), inputs, scalars, detect_races=True)
+    the reference); None when there is none on these inputs (with `orders`: ORDERED when
+    morally strong accesses met instead)."""
+    try:
+        _, result = run_side(ctx.spec.side(role), inputs, scalars, detect_races=True,
+                             choices=ctx.choices, tag=role)
+    except (MemoryFault, ExecutionError) as e:     # (an .nc load of written memory, ...)
+        return _faulted(role, scalars, inputs, e)
     races = [e for e in result.effects if e.kind == "race"]
     if not races:
+        if orders and any(e.kind == "nondeterministic" and e.what.startswith(ORDERED)
+                          for e in result.effects):
+            return ORDERED
         return None
     if role == "reference":
         raise KeqError(f"the reference kernel has a data race at {_env(scalars)}: "
@@ -346,10 +387,17 @@ def replay_race(ctx, role: str, scalars: dict, inputs: dict) -> Verdict | None:
                    counterexample=cex)
 
 
-def _race_check(ctx, env, seed) -> Verdict | None:
+ORDERED = "morally strong accesses"      # (the concrete detector's effect for them)
+
+
+def _race_check(ctx, env, seed) -> Verdict | None | str:
+    """Races at one shape whose accesses do not depend on the inputs: a verdict, None, or
+    the string ORDERED when morally strong accesses met in an order the scheduler chooses
+    (no race, but the outputs may depend on it: the caller checks the shape the symbolic
+    launch's way, every access logged)."""
     scalars, inputs = _concrete_inputs(ctx, env, seed)
     for role in ("reference", "candidate"):
-        verdict = replay_race(ctx, role, scalars, inputs)
+        verdict = replay_race(ctx, role, scalars, inputs, orders=True)
         if verdict is not None:
             return verdict
     return None

@@ -8,13 +8,23 @@ verdict. One place, used by the one-shape check and the symbolic launch alike.
   values the ISA leaves open are unspecified constants in the terms (`semantics.choices`),
   so the outputs stage proves the claim for every one of them or finds a model that names
   them, which the emulator replays.
+- `unspecified` (the NaN an f32 operation returns, ...): uninterpreted functions of the
+  inputs in the terms; a refutation must hold for every one of them.
 - `undefined`: the result has no defined value. It stops the check (Inconclusive, named),
   unless it is refuted on its own (`semantics.machine.executor.UndefinedBehavior`).
+- `layout`: the numeric value of an address may reach an output, a stored value or a branch
+  (`semantics.machine.layout_taint`). The symbolic domain knows one memory layout, the PTX
+  ISA none, so it stops the check (Inconclusive, named); testing under another layout
+  (`verifier.testing`) refutes the claim where that shows a difference.
 """
 
 from __future__ import annotations
 
 MODELLED = frozenset({"uninitialized", "nondeterministic"})
+# Values the hardware fixes as functions of an instruction's inputs (the NaN an f32 add
+# returns): modelled too (uninterpreted functions), but evidence only when it holds for every
+# such function (`verifier.counterexample`).
+FIXED_FUNCTIONS = frozenset({"unspecified"})
 
 
 def judge_effects(ctx, launches: dict) -> str | None:
@@ -25,9 +35,12 @@ def judge_effects(ctx, launches: dict) -> str | None:
             if e.kind == "approximation":
                 ctx.assumptions.add(f"{e.what} is the same function in both kernels "
                                     f"(uninterpreted; {e.loc})")
-            elif e.kind not in MODELLED:
+            elif e.kind == "layout":
+                return (f"{role}: the numeric value of an address reaches {e.what} at "
+                        f"{e.loc}; memory layout is unspecified")
+            elif e.kind not in MODELLED | FIXED_FUNCTIONS:
                 return f"{role}: {e.kind}: {e.what} at {e.loc}"
     return None
 
 
-__all__ = ["judge_effects", "MODELLED"]
+__all__ = ["judge_effects", "MODELLED", "FIXED_FUNCTIONS"]

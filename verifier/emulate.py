@@ -30,7 +30,8 @@ def choices_of(spec) -> Choices:
     """The default resolution of what the ISA leaves open for a pair: zeros and lane order
     on the emulator, narrowed by the target assumptions the spec names (both domains)."""
     return Choices(target=Target.from_names(getattr(spec, "target_assumptions", ()),
-                                            real_floats=spec.mode == "real"))
+                                            real_floats=spec.mode == "real",
+                                            allow=getattr(spec, "allow", ())))
 
 
 def run_side(side: Side, values: Mapping[str, Any], scalars: Mapping[str, Any], *,
@@ -43,7 +44,7 @@ def run_side(side: Side, values: Mapping[str, Any], scalars: Mapping[str, Any], 
     args = side.kernel_args(values)
     k = prepared if prepared is not None else prepare_side(side)
     result = run_kernel(k, None, grid, block, args, dynamic_shared=side.dynamic_shared,
-                        **run_kw)
+                        read_only=side.read_only_params(k.fn.params), **run_kw)
     kparams = k.fn.params
     final: dict[str, Any] = dict(values)
     for name, kp in zip(side.arg_names, kparams):

@@ -38,15 +38,16 @@ from __future__ import annotations
 
 import time
 
-from semantics.errors import KeqError, UnsupportedError
+from semantics.errors import KeqError, ShapeMachineryNeeded, UnsupportedError
 from semantics.machine import MemoryFault
 from semantics.machine.executor import ExecutionError, UnrollLimit
 from semantics.machine.symbolic_run import SymbolicLaunch, run_symbolic
 from verifier.claim import _symbolic_inputs, assignments, claim_text
 from verifier.counterexample import (_env, _fault_counterexample, _inconclusive,
-                                     _race_check, _test_for_difference)
+                                     _race_check, _test_for_difference, ORDERED)
 from verifier.effects import judge_effects
 from verifier.emulate import choices_of, prepare_side
+from verifier.termination import never_ends
 from verifier.outputs import _outputs, _same, compare_outputs
 from verifier.parallel import check_shapes_in_parallel
 from verifier.shapes import CheckAt, ShapeFallback, check_shapes, plan, plan_at
@@ -70,7 +71,8 @@ def _run_side_symbolic(ctx: _Ctx, role: str, values: dict, env: dict) -> Symboli
     grid, block = side.launch(env)
     return run_symbolic(k, grid, block, side.kernel_args(values),
                         dynamic_shared=side.dynamic_shared, unroll=ctx.unroll,
-                        choices=ctx.choices, tag=role)
+                        choices=ctx.choices, tag=role,
+                        read_only=side.read_only_params(k.fn.params))
 
 
 def check_assignment(ctx: _Ctx, env: dict[str, int], seed: int) -> Verdict | None:
@@ -90,11 +92,14 @@ def check_assignment(ctx: _Ctx, env: dict[str, int], seed: int) -> Verdict | Non
             if role == "reference":
                 raise KeqError(f"the reference kernel fails at {_env(env)}: {e.render()}")
             return _fault_counterexample(ctx, env, e, seed)
+        except ShapeMachineryNeeded as e:
+            return _as_one_shape(ctx, env, seed, f"{role} at {_env(env)}: {e}")
         except UnsupportedError as e:
-            if "data-dependent (symbolic) address" in str(e):
-                return _as_one_shape(ctx, env, seed, f"{role} at {_env(env)}: {e}")
             return _tested_or_inconclusive(ctx, env, seed, f"{role} at {_env(env)}: {e}")
         except UnrollLimit as e:
+            ended = never_ends(ctx, role, e, constraints, variables, env, seed)
+            if ended is not None:
+                return ended
             return _tested_or_inconclusive(ctx, env, seed, f"{role} at {_env(env)}: {e}")
     ctx.stages.append(Stage("symbolic execution", "ok", time.perf_counter() - t0, _env(env)))
     stop = judge_effects(ctx, launches)
@@ -107,6 +112,8 @@ def check_assignment(ctx: _Ctx, env: dict[str, int], seed: int) -> Verdict | Non
         return _as_one_shape(ctx, env, seed, f"control flow depends on input data at "
                                              f"{_env(env)}")
     race = _race_check(ctx, env, seed)
+    if race == ORDERED:
+        return _as_one_shape(ctx, env, seed, f"morally strong accesses meet at {_env(env)}")
     ctx.stages.append(Stage("races", "ok" if race is None else "failed",
                             time.perf_counter() - t0, _env(env)))
     if race is not None:

@@ -14,6 +14,7 @@ from semantics.choices import CONSTANT_PREFIX, chosen_values
 from semantics.domains.nan_wrappers import float_view
 from semantics.machine.symbolic_run import SymbolicLaunch
 from verifier.abstraction import FloatAbstraction
+from verifier.open_functions import defaulted, not_both_nan, open_functions
 from verifier.claim import real_scalar_constraints
 from verifier.counterexample import (_env, _inconclusive, _model_counterexample,
                                      _test_for_difference, _variables)
@@ -42,9 +43,10 @@ def _same(a, b) -> bool:
     return a.eq(b)
 
 
-def _simplified(t):
-    """`t` simplified, with the NaN wrappers that cannot matter gone (`float_view`)."""
-    return t if isinstance(t, int) else _value(z3.simplify(float_view(t)))
+def _simplified(t, memo: dict | None = None):
+    """`t` simplified, with the NaN wrappers that cannot matter gone (`float_view`; `memo`
+    shared across the elements of one comparison)."""
+    return t if isinstance(t, int) else _value(z3.simplify(float_view(t, memo)))
 
 
 def _value(t):
@@ -165,6 +167,25 @@ def _real_outputs(ctx, env, diffs, constraints, variables, seed, t0) -> Verdict 
     return _model_counterexample(ctx, env, value_of, variables, seed, chosen_values(chosen))
 
 
+def _narrower(ctx: _Ctx, p, i: int, a, b, live, constraints: list, functions: list):
+    """A solver result with a difference that is not only the open functions' choice, or
+    None (`verifier.open_functions`, questions 2 and 3)."""
+    w = type_bits(p.type)
+    fmt = "bf16" if p.type == "bf16" else p.type
+    qa, qb = _bv(a, w), _bv(b, w)
+    for q, what in ((z3.And(qa != qb, not_both_nan(qa, qb, fmt)), "not both NaN"),
+                    (_bv(defaulted(a, functions), w) != _bv(defaulted(b, functions), w),
+                     "with the emulator's NaN rule")):
+        r = solve(Obligation(z3.And(*constraints, _live(live, q)),
+                             f"{p.name}[{i}] differs ({what})"),
+                  solvers=ctx.solvers, timeout_s=ctx.timeout_s, cache=ctx.cache,
+                  dump_dir=ctx.dump_dir)
+        ctx.obligations.append(r)
+        if r.answer == "sat":
+            return r
+    return None
+
+
 def _abstracted(ctx: _Ctx, diffs: list, constraints: list):
     """The differences not already refuted with floating-point subterms abstracted (see
     `verifier.abstraction`), lazily: the first (cheapest) element on its own, then the rest
@@ -227,7 +248,9 @@ def compare_outputs(ctx: _Ctx, env: dict, diffs: list, constraints: list, variab
     spec = ctx.spec
     # Cheap before solving: z3's simplifier orders sums (and the other associative-commutative
     # operators) canonically, so counts added in another order become the same term.
-    diffs = [d for d in diffs if not _same(_simplified(d[2]), _simplified(d[3]))]
+    memo: dict = {}
+    diffs = [d for d in diffs if not _same(_simplified(d[2], memo), _simplified(d[3], memo))]
+    del memo
     if not diffs:
         ctx.stages.append(Stage("outputs", "ok", time.perf_counter() - t0,
                                 "identical terms after simplification, no solver needed"))
@@ -275,6 +298,17 @@ def compare_outputs(ctx: _Ctx, env: dict, diffs: list, constraints: list, variab
                   dump_dir=ctx.dump_dir)
         ctx.obligations.append(r)
         if r.answer == "sat":
+            functions = open_functions(a, b) if p.is_float else []
+            if functions:
+                # (a difference the free functions alone make proves nothing:
+                # `verifier.open_functions`)
+                r = _narrower(ctx, p, i, a, b, live, constraints, functions)
+                if r is None:
+                    unknown.append(f"{p.name}[{i}]: differs only through the values the "
+                                   f"hardware fixes (the NaN an operation returns); a target "
+                                   f"assumption (f32-nan-canonical, f16-nan-canonical) "
+                                   f"decides it")
+                    continue
             ctx.witness = (a, b)
             found = r
             break

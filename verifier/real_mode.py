@@ -19,6 +19,7 @@ import struct
 import z3
 
 from semantics.choices import CONSTANT_PREFIX
+from semantics.domains.nan_wrappers import wrapped_value
 
 CANONICAL_NAN = {32: 0x7FFFFFFF, 64: 0x7FFFFFFFFFFFFFFF, 16: 0x7FFF}   # bits, by width
 
@@ -208,6 +209,9 @@ class RealTranslator:
             # the result is r.
             if z3.is_bv_value(a) and a.as_long() == CANONICAL_NAN.get(a.size()):
                 return self._bv(b)
+            inner = wrapped_value(t)       # (a result's NaN wrapper, whichever NaN it gives)
+            if inner is not None:
+                return self._bv(inner)
             # .ftz: ite(subnormal(x), x & sign, x) is x but for a subnormal, which flushes to
             # a zero: a change below the smallest normal, rounding for this mode.
             if _is_flush(c, a, b):

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 import z3
 
+from semantics.domains.nan_wrappers import is_nan_pattern
 from semantics.domains.z3raw import read as _R
 from semantics.machine.indexed_buffers import array_buffer
 from verifier.real_mode import CANONICAL_NAN
@@ -300,8 +301,15 @@ class SameAt:
                     # `canonicalize(b)`: one function of `b` (its signature: the test's
                     # format and the NaN), so two are equal where their `b`s are
                     # (congruence, in one step instead of seven)
-                    hit = self.nodes[at] = (_CANONICAL, None, None, test + (args[1].value,),
-                                            [args[2]], None, raw)
+                    if _R.ast_kind(ref, args[1]) == z3.Z3_NUMERAL_AST:
+                        hit = (_CANONICAL, None, None, test + (args[1].value,), [args[2]],
+                               None, raw)
+                    else:
+                        # an unspecified NaN, a function of the operation's inputs: equal
+                        # where those are, so it is walked as an argument
+                        hit = (_CANONICAL, None, None, test + (None,), [args[2], args[1]],
+                               None, raw)
+                    self.nodes[at] = hit
                     return hit
         vals = None if kind in _NEVER_SHAPE_ONLY else self._at(raw)
         if vals is None:
@@ -339,6 +347,12 @@ class SameAt:
                 if _R.sort_kind(ref, sort) == z3.Z3_BV_SORT:
                     value = CANONICAL_NAN.get(_R.bv_size(ref, sort))
                     hit = value is not None and _R.numeral(ref, raw) == str(value).encode()
+            elif _R.ast_kind(ref, raw) == z3.Z3_APP_AST:
+                # an unspecified NaN (`semantics.ops.nan_results`): a NaN too, the same one
+                # where its inputs are
+                sort = _R.sort(ref, raw)
+                hit = _R.sort_kind(ref, sort) == z3.Z3_BV_SORT and \
+                    is_nan_pattern(raw, _R.bv_size(ref, sort))
             self.nan_constants[nid] = hit
         return hit
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -42,9 +42,10 @@ from semantics.machine.symbolic_port import AddressBudget, LaunchShape
 from semantics.machine.symbolic_run import SymbolicLaunch, run_symbolic
 from verifier.claim import _launch_scalars, _symbolic_inputs
 from verifier.counterexample import (_concrete_inputs, _domain, _inconclusive,
-                                     model_inputs, pretest,
+                                     _test_for_difference, model_inputs, pretest,
                                      replay_fault, replay_race)
 from verifier.effects import judge_effects
+from verifier.termination import never_ends
 from verifier.emulate import prepare_side
 from verifier.indexed import (NotIndexable, buffer_info, compare, compare_apart, first_outside,
                               indexed_params, inside_at, replay_logs, size_check,
@@ -260,7 +261,8 @@ def _launch(ctx: _Ctx, sp: ShapePlan, role: str, values: dict, env64: dict,
                         detect_races=True, prune=feas.prune, resolver=feas.resolve,
                         settle=feas.settle, possible=feas.possible,
                         indexed=indexed_params(spec, role, k.fn.params) if indexed else None,
-                        choices=ctx.choices, tag=role)
+                        choices=ctx.choices, tag=role,
+                        read_only=side.read_only_params(k.fn.params))
 
 
 def _prepared(ctx: _Ctx, role: str):
@@ -376,7 +378,12 @@ def _maximal(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int, indexed
             indexed = True
             launches.clear()
             what += f"; in/out buffers indexed ({role}: {e.message})"
-        except (UnsupportedError, UnrollLimit) as e:
+        except UnrollLimit as e:
+            ended = never_ends(ctx, role, e, constraints, variables, fixed, seed)
+            if ended is not None:
+                return ended
+            raise ShapeFallback(f"{role}: {e}") from None
+        except UnsupportedError as e:
             raise ShapeFallback(f"{role}: {e}") from None
     ctx.stages.append(Stage("symbolic execution", "ok", time.perf_counter() - t0, what))
     # bounds
@@ -491,8 +498,12 @@ def _maximal(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int, indexed
         if not launch.races:
             continue
         checked += len(launch.races)
-        verdict = _races(ctx, role, launch, sp, fixed, constraints, variables, seed,
-                         feass[role])
+        races = [r for r in launch.races if r.kind != "order"]
+        verdict = _races(ctx, role, replace(launch, races=tuple(races)), sp, fixed,
+                         constraints, variables, seed, feass[role]) if races else None
+        if verdict is None:
+            verdict = _orders(ctx, role, [r for r in launch.races if r.kind == "order"], sp,
+                              fixed, constraints, seed, feass[role])
         if verdict is not None:
             return verdict
     logged = "every access logged" + (" (indexed buffers: two writers of one element are "
@@ -657,6 +668,35 @@ def _races(ctx: _Ctx, role: str, launch: SymbolicLaunch, sp: ShapePlan, fixed: d
             return verdict
     return _inconclusive(ctx, f"the {role} may race ({what}), but the emulator's race detector "
                               f"did not reproduce it at {_shape(attempts[0][0])}")
+
+
+def _orders(ctx: _Ctx, role: str, pairs: list, sp: ShapePlan, fixed: dict,
+            constraints: list, seed: int, feas: Feasibility) -> Verdict | None:
+    """Morally strong accesses that conflict do not race, but the scheduler orders them:
+    where they may both happen the outputs may depend on that order, which keq models only
+    within one atomic instruction (`atomic_order`). Refuted when testing under other orders
+    shows a difference; else the claim is undecided, named."""
+    if not pairs:
+        return None
+    hit, rest = feas.decide([r.cond for r in pairs])
+    what = next((r.what for r in pairs if r.cond is True), pairs[0].what)
+    if hit is None and rest:
+        ob = Obligation(z3.And(*constraints, z3.Or(rest)),
+                        f"the {role}'s morally strong accesses never meet unordered")
+        r = solve(ob, solvers=ctx.solvers, timeout_s=ctx.timeout_s, cache=ctx.cache,
+                  dump_dir=ctx.dump_dir)
+        ctx.obligations.append(r)
+        if r.answer == "unsat":
+            return None
+    elif hit is None:
+        return None
+    for i in sorted({sp.count - 1, 0}):
+        tested = _test_for_difference(ctx, dict(fixed, **sp.shapes[i]), seed, ctx.trials,
+                                      other_choices=True)
+        if tested is not None:
+            return tested
+    return _inconclusive(ctx, f"the outputs of the {role} may depend on the order the "
+                              f"scheduler gives: {what}")
 
 
 def _subst(model: dict, variables: dict) -> list:

@@ -12,7 +12,10 @@ GPU may give, so an emulator run under any `Choices` is legal, provided
 When the candidate's run consulted what the ISA leaves open (its effects say so), it runs
 again under other choices (every never-written byte 0xa5, the reverse order, random values
 and orders): a forgotten `smem[i] = 0` gives the right answer from zeros, a float sum by
-atomics the right answer in lane order.
+atomics the right answer in lane order. When its run executed an instruction where the numeric
+value of an address may show (a "layout" effect: `semantics.machine.layout_taint`), it also
+runs under the shifted memory layout (other buffer and shared-variable addresses, equally
+aligned): one the GPU may give, and the symbolic domain cannot try.
 """
 
 from __future__ import annotations
@@ -40,11 +43,16 @@ def ordinary_floats(inputs: dict, seed: int) -> dict:
     return out
 
 
-def alternatives(ctx, seed: int) -> list[Choices]:
-    """Other resolutions of what the ISA leaves open than the emulator's default."""
+def alternatives(ctx, seed: int, effects=()) -> list[Choices]:
+    """Other resolutions of what the ISA leaves open than the emulator's default; with a
+    "layout" effect among `effects`, the shifted memory layout too (first: a difference
+    it shows needs nothing else)."""
     t = ctx.choices.target
-    return [Choices("pattern", "lane", {}, t), Choices("zero", "reverse", {}, t),
-            Choices(f"random:{seed}", f"random:{seed}", {}, t)]
+    out = [Choices("pattern", "lane", {}, t), Choices("zero", "reverse", {}, t),
+           Choices(f"random:{seed}", f"random:{seed}", {}, t)]
+    if any(e.kind == "layout" for e in effects):
+        out.insert(0, Choices(target=t, layout="shifted"))
+    return out
 
 
 def _copies(inputs: dict) -> dict:
@@ -62,13 +70,18 @@ def _same(a: dict, b: dict) -> bool:
 
 
 def proves_nothing(effects) -> bool:
-    """Effects that make an emulator run's values no evidence about the GPU."""
-    return any(e.kind in ("approximation", "undefined") for e in effects)
+    """Effects that make an emulator run's values no evidence about the GPU: the host's
+    approximations, undefined behaviour, and values the hardware fixes as a function of the
+    inputs that the emulator only models (the NaN an f32 add returns: the GPU's may be
+    another, the same in both kernels)."""
+    return any(e.kind in ("approximation", "undefined", "unspecified") for e in effects)
 
 
 def consulted(effects) -> bool:
-    """Did the run read what the ISA leaves open (so other choices may change it)?"""
-    return any(e.kind in MODELLED for e in effects)
+    """Did the run read what the ISA leaves open (so other choices may change it)? A
+    "layout" effect counts (another layout may change it), though it is not MODELLED:
+    symbolically it stops the proof."""
+    return any(e.kind in MODELLED or e.kind == "layout" for e in effects)
 
 
 def differences(spec, ref: dict, cand: dict) -> tuple:
@@ -90,29 +103,32 @@ def check_reference_determined(ctx, scalars: dict, inputs: dict, ref_final: dict
     if not consulted(ref_effects):
         return
     want = _outputs(ctx.spec, ref_final)
-    for choices in alternatives(ctx, seed):
+    for choices in alternatives(ctx, seed, ref_effects):
         final, _ = run_side(ctx.spec.side("reference"), _copies(inputs), scalars,
                             choices=choices, tag="reference")
         if not _same(want, _outputs(ctx.spec, final)):
-            kinds = sorted({e.what for e in ref_effects if e.kind in MODELLED})
+            kinds = sorted({e.what for e in ref_effects
+                            if e.kind in MODELLED or e.kind == "layout"})
             raise KeqError(f"the reference's outputs depend on what the PTX ISA leaves open "
                            f"({kinds[0]}; with {choices.describe()} they differ): the claim "
                            f"is about a deterministic reference")
 
 
-def difference_under_choices(ctx, scalars: dict, inputs: dict, rep: dict, seed: int
-                             ) -> tuple[Choices, dict, tuple] | None:
+def difference_under_choices(ctx, scalars: dict, inputs: dict, rep: dict, seed: int,
+                             other_choices: bool = False) -> tuple[Choices, dict, tuple] | None:
     """(choices, the candidate's final values, differences) of the first legal execution
     whose outputs differ from the reference's: `rep` (role -> (final, result), the
     emulator's default choices) first, then the candidate under other choices when its run
-    consulted them. None when nothing counts."""
+    consulted them or `other_choices` says the caller knows it depends on them (morally
+    strong accesses in an order the scheduler picks, found by the symbolic race log: a run
+    without the race detector records no effect for them). None when nothing counts."""
     ref_final, ref_result = rep["reference"]
     cand_final, cand_result = rep["candidate"]
     if proves_nothing(ref_result.effects) or proves_nothing(cand_result.effects):
         return None
     tries = [(ctx.choices, cand_final)]
-    if consulted(cand_result.effects):
-        tries += [(c, None) for c in alternatives(ctx, seed)]
+    if other_choices or consulted(cand_result.effects):
+        tries += [(c, None) for c in alternatives(ctx, seed, cand_result.effects)]
     for choices, final in tries:
         if final is None:
             final, result = run_side(ctx.spec.side("candidate"), _copies(inputs), scalars,
@@ -130,6 +146,9 @@ def difference_under_choices(ctx, scalars: dict, inputs: dict, rep: dict, seed: 
 def note_for(choices: Choices, effects) -> str:
     """What a counterexample found by testing says of the choices it needed."""
     used = sorted({f"{e.what} at {e.loc}" for e in effects if e.kind in MODELLED})
+    if choices.layout != "packed":
+        used += sorted({f"an address's numeric value reaches {e.what} at {e.loc}"
+                        for e in effects if e.kind == "layout"})
     if not used:
         return ""
     return (f"the candidate reads what the PTX ISA leaves open ({'; '.join(used[:3])}); "

@@ -29,10 +29,11 @@ BUILD = KERNELS / "build.py"
 SPECS = sorted(KERNELS.glob("**/*.toml"))
 
 MODES = {"bitexact", "real"}
-EXPECTS = {"equivalent", "not-equivalent", "inconclusive"}
+EXPECTS = {"equivalent", "not-equivalent", "inconclusive", "bad-spec"}
 ACCESS = {"in", "out", "inout", "scratch"}
 TYPES = {"f16", "bf16", "f32", "f64", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64"}
-TOP_KEYS = {"name", "description", "mode", "expect", "assume", "reference", "candidate", "param"}
+TOP_KEYS = {"name", "description", "mode", "expect", "assume", "allow", "target_assumptions",
+            "reference", "candidate", "param"}
 SIDE_KEYS = {"ptx", "sass", "kernel", "grid", "block", "args", "dynamic_shared"}
 
 _ENTRY = r"\.entry\s+{name}\s*\((?P<params>[^)]*)\)"

@@ -269,7 +269,9 @@ def _run(spec, side, values, scalars):
     for name, kp in zip(side.arg_names, kparams):
         if kp.name in r.buffers:
             final[name] = r.buffers[kp.name]
-    return final, r.effects
+    # (the NaN an f32 operation returns is open in the PTX ISA: an "unspecified" effect
+    # wherever one does, with random bit patterns often; `_same_f32` compares NaNs as NaNs)
+    return final, tuple(e for e in r.effects if e.kind != "unspecified")
 
 
 def _run_expect_fault(side, values, scalars):

@@ -54,9 +54,10 @@ EXPECT = {
     # data-dependent addresses (histogram bins), split by value at this shape
     "histogram_shared": ("equivalent", ""),
     "histogram_global": ("equivalent", ""),
-    # `tid % (2*s)` is computed with MUFU.RCP, an uninterpreted approximation in proofs
-    "reduce_interleaved_i32": ("inconclusive", "may access invalid memory under a data-dep"),
-    "reduce_interleaved_f32": ("inconclusive", "may access invalid memory under a data-dep"),
+    # `tid % (2*s)` is computed with MUFU.RCP, an uninterpreted approximation in proofs: the
+    # solver finds an approximation that makes the remainder differ, the emulator's does not
+    "reduce_interleaved_i32": ("inconclusive", "only through approximate functions"),
+    "reduce_interleaved_f32": ("inconclusive", "only through approximate functions"),
     # the reference PTX reads never-written shared memory at this shape: its outputs depend
     # on values the ISA leaves unspecified, so there is no deterministic claim to check
     "transpose_padded_badstride": ("error", "outputs depend on what the PTX ISA leaves open"),
@@ -66,8 +67,10 @@ EXPECT = {
     "transpose_tiled_nobounds": ("error", "the reference kernel faults"),
 }
 
-# sm_90's interleaved reduction is inconclusive for the same reason and takes 7-15 s: bench only
-ARCHES = {"reduce_interleaved_i32": ("sm_80",), "reduce_interleaved_f32": ("sm_80",)}
+# The interleaved reductions are inconclusive for that reason on both architectures, after
+# 80-110 s on sm_80 (the solver's search over the approximation) and longer on sm_90: they
+# are measured by bench/tv.py, not run here (the CI budget).
+ARCHES = {"reduce_interleaved_i32": (), "reduce_interleaved_f32": ()}
 
 
 def _pairs():

@@ -43,12 +43,13 @@ def test_a_copy_through_a_shared_tile_is_proved_for_every_shape():
 @pytest.mark.parametrize("name", ["corner", "mirror", "pairs"])
 def test_each_broken_copy_is_refuted_and_replays(name):
     # corner: a store at a constant address (the log must see it, not memory);
-    # mirror: a load at another shape-dependent offset; pairs: two threads, one element
+    # mirror: a load at another shape-dependent offset; pairs: two threads, one element (the
+    # same value: a data race all the same, which the shape checked on its own reports)
     spec = load_spec(D / f"{name}.toml")
     # testing off: the indexed comparison must find the shape itself
     v = verify(spec, timeout_s=30, trials=0)
     assert v.kind == NOT_EQUIVALENT, v.reasons
-    assert v.counterexample.differences
+    assert v.counterexample.differences or (name == "pairs" and "race" in v.reasons[0])
     assert_replays(spec, v.counterexample)
     first = next(s for s in v.stages if s.name == "symbolic shapes")
     assert "checked on its own" in first.detail

@@ -376,8 +376,8 @@ def _launch_spec(tmp_path, directive: str, block: str, scalar: str, assume: str 
     text = text.replace('block = [256, 1, 1]\n\n[[param]]', f"block = {block}\n\n[[param]]")
     text = text.replace('scalar = "s32"\nrange = [1, 256]', scalar)
     if assume:
-        text = text.replace('expect = "not-equivalent"',
-                            f'expect = "not-equivalent"\nassume = ["{assume}"]')
+        text = text.replace('expect = "bad-spec"',
+                            f'expect = "bad-spec"\nassume = ["{assume}"]')
     (tmp_path / "pair.toml").write_text(text)
     return str(tmp_path / "pair.toml")
 

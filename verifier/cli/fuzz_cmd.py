@@ -12,7 +12,8 @@ import sys
 import numpy as np
 
 from semantics.errors import KeqError
-from verifier.inputs import parse_set, save_npz
+from verifier.cli.run_cmd import add_choice_options, choices_line
+from verifier.inputs import SavedChoices, parse_set, save_npz
 from verifier.spec import load_spec
 
 EXIT_OK, EXIT_DIFFERENT, EXIT_BAD = 0, 1, 3
@@ -30,11 +31,24 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "operation count unless --tolerance is given). A "
                     "difference (an output, a candidate fault, a candidate data race) is shrunk "
                     "to a minimal example and written as an .npz that `keq run --inputs` "
-                    "accepts. With --semantics, run the instruction conformance suite instead "
-                    "(emulator: concrete vs symbolic; pycuda: the GPU vs the emulator).",
+                    "accepts, with the choices that show it. What the PTX ISA leaves open "
+                    "(never-written registers and memory, the order of contending atomics) "
+                    "is varied: the reference runs under the defaults (zero fill, lane "
+                    "order), the candidate under them and, where its run read something "
+                    "open, under pattern fill, reverse schedule and random:SEED too (SEED "
+                    "from the example). --fill/--schedule fix the candidate's choices "
+                    "instead (the other option at its default). A reference whose run read "
+                    "something open also runs under those other choices, and outputs that "
+                    "change are an error about the spec (exit 3). Under a random fill, "
+                    "which also changes what the hardware fixes for both kernels (the NaN an "
+                    "operation returns), the reference runs under the same choices and "
+                    "elements NaN in both are not compared. With --semantics, run the "
+                    "instruction conformance suite instead (emulator: concrete vs symbolic; "
+                    "pycuda: the GPU vs the emulator).",
         epilog="exit codes: 0 no difference found (not a proof: the summary says what was "
                "covered); 1 a difference was found; 3 bad input or usage, a fault or race in "
-               "the reference, or no GPU for --backend pycuda")
+               "the reference, a reference whose outputs depend on the choices, or no GPU "
+               "for --backend pycuda")
     p.add_argument("spec", metavar="SPEC.toml", nargs="?",
                    help="the pair spec (not with --semantics)")
     p.add_argument("--backend", choices=("emulator", "pycuda"), default="emulator",
@@ -55,6 +69,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="draw only finite floats (no NaN, no infinities)")
     p.add_argument("--set", metavar="NAME=VALUE", action="append", default=[], dest="sets",
                    help="fix a scalar param (repeatable)")
+    add_choice_options(
+        p, "the candidate",
+        extra=". Fixes the candidate's choices (default: varied, see above); emulator "
+              "backend only")
     p.add_argument("--no-races", action="store_true",
                    help="emulator: skip data-race detection (faster; misses missing barriers)")
     p.add_argument("--repro", metavar="OUT.npz", default=None,
@@ -169,6 +187,34 @@ def _tolerance_line(rep) -> str | None:
             f"{_g(ops.scale_max)} (largest input magnitude {_g(ops.magnitude_max)})")
 
 
+def _is_default(c) -> bool:
+    return c is None or SavedChoices.of(c).is_default
+
+
+def _choices_mode_json(rep) -> dict:
+    if rep.choices is not None:
+        return {"how": "given", "fill": rep.choices.fill, "schedule": rep.choices.schedule}
+    if rep.varied:
+        return {"how": "varied", "varied_examples": rep.varied_examples}
+    return {"how": "backend"}
+
+
+def _choices_summary(rep) -> str:
+    if rep.choices is not None:
+        from verifier.fuzz.runner import shares_fixed_values
+        return (f"  choices  candidate under {choices_line(rep.choices)} (given), reference "
+                f"under " + ("the same (a random fill)" if shares_fixed_values(rep.choices)
+                             else "the defaults"))
+    if rep.varied:
+        return (f"  choices  varied: the candidate read what the PTX ISA leaves open in "
+                f"{rep.varied_examples} example(s) and ran again there under other choices "
+                f"(pattern fill, reverse schedule, random fill and schedule)"
+                if rep.varied_examples else
+                "  choices  varied: no run of the candidate read what the PTX ISA leaves "
+                "open, so the defaults were the only choices to try (zero fill, lane order)")
+    return "  choices  made by the backend (the GPU)"
+
+
 def _report_json(rep, spec_path: str) -> dict:
     d = rep.difference
     out = {
@@ -185,6 +231,7 @@ def _report_json(rep, spec_path: str) -> dict:
                      for r, c in rep.coverage.items()},
         "result": "difference" if d else "no-difference-found",
         "proof": False,
+        "choices": _choices_mode_json(rep),
     }
     if d is not None:
         out["difference"] = {
@@ -199,6 +246,10 @@ def _report_json(rep, spec_path: str) -> dict:
             "magnitude": d.ops.magnitude if d.ops is not None else None,
             "scale": d.ops.scale if d.ops is not None else None,
             "candidate_fault": d.candidate.fault.render() if d.candidate.fault else None,
+            "choices": None if d.choices is None else {
+                "fill": d.choices.fill, "schedule": d.choices.schedule,
+                "layout": d.choices.layout,
+                "values": {k: int(v) for k, v in sorted(d.choices.values.items())}},
             "repro": rep.repro,
         }
     return out
@@ -220,6 +271,13 @@ def _print_text(rep, spec_path: str) -> None:
         for p in spec.buffers:
             print(_buffer_line(p.name, p, np.asarray(d.values[p.name])))
         print(f"  Difference ({d.kind}): {d.summary}")
+        if d.choices is not None and (not _is_default(d.choices) or rep.choices is not None):
+            from verifier.fuzz.runner import shares_fixed_values
+            ref = ("the same choices: a random fill changes what the hardware fixes for both "
+                   "kernels, such as the NaN an operation returns; elements NaN in both are "
+                   "not compared" if shares_fixed_values(d.choices) else "the defaults")
+            print(f"    shown with the candidate under {choices_line(d.choices)} (the "
+                  f"reference under {ref}; the reproducer carries these choices)")
         for m in d.mismatches:
             p = spec.param(m.param)
             r, c = d.reference.final[m.param], d.candidate.final[m.param]
@@ -243,6 +301,7 @@ def _print_text(rep, spec_path: str) -> None:
     print(f"  examples {rep.examples} of {rep.examples_requested} in {rep.seconds:.2f} s "
           f"({rate})")
     print(f"  scalars  {_scalars_covered(rep)}")
+    print(_choices_summary(rep))
     tl = _tolerance_line(rep)
     if tl is not None:
         print(tl)
@@ -281,12 +340,17 @@ def run(args: argparse.Namespace) -> int:
     from verifier.fuzz.runner import DEFAULT_EXAMPLES, fuzz
     spec = load_spec(args.spec)
     fixed = dict(parse_set(spec, item) for item in args.sets)
+    if args.backend != "emulator" and (args.fill is not None or args.schedule is not None):
+        raise KeqError(f"--fill/--schedule: on --backend {args.backend} the hardware makes "
+                       f"these choices itself; they apply to the emulator backend")
     kw = {"detect_races": not args.no_races} if args.backend == "emulator" else {}
     backend = get_backend(args.backend, **kw)
     progress = None if args.json else _progress_printer()
-    rep = fuzz(spec, backend, examples=DEFAULT_EXAMPLES if args.examples is None else args.examples, seed_=args.seed,
-               time_budget=args.time_budget, tolerance=args.tolerance, finite=args.finite,
-               fixed=fixed, progress=progress)
+    rep = fuzz(spec, backend,
+               examples=DEFAULT_EXAMPLES if args.examples is None else args.examples,
+               seed_=args.seed, time_budget=args.time_budget, tolerance=args.tolerance,
+               finite=args.finite, fixed=fixed, progress=progress,
+               fill=args.fill, schedule=args.schedule)
     if progress is not None:
         print("\r" + " " * 60 + "\r", end="", file=sys.stderr, flush=True)
     d = rep.difference
@@ -296,7 +360,8 @@ def run(args: argparse.Namespace) -> int:
                           if p.access in ("out", "inout")}
                    for role, run in (("reference", d.reference), ("candidate", d.candidate))
                    if run.final is not None}
-        save_npz(rep.repro, spec, d.values, outputs)
+        save_npz(rep.repro, spec, d.values, outputs,
+                 choices=SavedChoices.of(d.choices) if d.choices is not None else None)
         if not str(rep.repro).endswith(".npz"):
             rep.repro = str(rep.repro) + ".npz"
     if args.json:

@@ -16,6 +16,7 @@ from typing import Sequence
 
 from semantics import __version__
 from semantics.errors import KeqError
+from semantics.machine.termination import DEFAULT_MAX_STEPS, step_budget_of
 from verifier.cli import (check_cmd, fuzz_cmd, gate_cmd, parse_cmd, prove_cmd, run_cmd,
                           tv_cmd, verify_cmd)
 from verifier.gc_policy import collect_less
@@ -102,7 +103,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     stdout = sys.stdout
     sys.stdout = _ReaderMayLeave(stdout)
     try:
-        return args.run(args)
+        steps = getattr(args, "max_steps", None)
+        if steps is not None and steps < 1:
+            raise KeqError(f"--max-steps {steps}: give 1 or more instructions")
+        with step_budget_of(steps or DEFAULT_MAX_STEPS):
+            return args.run(args)
     except InternalError as e:          # (a KeqError, but not the user's: keq's own)
         return internal_error(e)
     except KeqError as e:

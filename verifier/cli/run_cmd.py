@@ -11,10 +11,13 @@ import time
 
 import numpy as np
 
-from verifier.emulate import run_side
+from semantics.choices import Choices
+from verifier.emulate import choices_of, run_side
 from verifier.inputs import (  # noqa: F401  (InputError: re-exported)
-    InputError, load_npz, npz_buffers, npz_scalars, parse_set, save_npz)
+    InputError, SavedChoices, load_choices, load_npz, npz_buffers, npz_scalars, parse_set,
+    save_npz)
 from verifier.spec import ParamSpec, draw_scalars, load_spec, make_inputs
+from verifier.cli.step_budget import add_step_budget
 
 HEAD = 8   # values shown per buffer
 
@@ -27,26 +30,127 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "--set overrides scalars, and anything missing is drawn from --seed: "
                     "scalars uniformly within the spec's range/values satisfying `assume`, "
                     "buffers as random bit patterns of their element type (out buffers too).",
-        epilog="exit codes: 0 the kernel ran; 3 bad spec, bad input or usage, or a runtime "
+        epilog="what the PTX ISA leaves open (never-written registers and memory, the order "
+               "of contending atomics, ...) is resolved by --fill and --schedule; an .npz "
+               "written by `keq verify --save-counterexample` or `keq fuzz` carries the "
+               "choices of the run that showed the difference, and --inputs replays them "
+               "unless --fill or --schedule is given (then the given options win and the "
+               "saved choices, the solver's chosen values included, are not applied; the "
+               "option not given takes its default); --shared-fill always wins for shared "
+               "memory. The output names the choices when they are not the defaults. "
+               "exit codes: 0 the kernel ran; 3 bad spec, bad input or usage, or a runtime "
                "error in the kernel (a memory fault such as an out-of-bounds access, barrier "
                "divergence, an unsupported instruction): printed as file:line:col: error: ...")
     p.add_argument("spec", metavar="SPEC.toml")
     p.add_argument("--side", choices=("reference", "candidate"), default="reference",
                    help="which kernel to run (default: reference)")
     p.add_argument("--inputs", metavar="IN.npz",
-                   help="initial buffers and scalars by param name (as written by --output)")
+                   help="initial buffers and scalars by param name (as written by --output); "
+                        "one from `keq verify --save-counterexample` or `keq fuzz` also "
+                        "replays the choices saved in it (see below)")
     p.add_argument("--set", metavar="NAME=VALUE", action="append", default=[], dest="sets",
                    help="set a scalar param (repeatable); overrides --inputs")
     p.add_argument("--seed", type=int, default=0,
                    help="seed for everything not given (default 0)")
     p.add_argument("--output", metavar="OUT.npz",
                    help="write every param's final contents by name (scalars as 0-d arrays)")
-    p.add_argument("--shared-fill", type=_byte, default=0, metavar="BYTE",
+    add_choice_options(p, "the kernel")
+    p.add_argument("--shared-fill", type=_byte, default=None, metavar="BYTE",
                    help="the byte every CTA's shared memory holds at launch (unspecified in "
-                        "PTX; default 0): replays a counterexample `keq verify` found with "
-                        "another state the GPU may leave there")
+                        "PTX; default: what --fill gives, zeros by default); overrides --fill "
+                        "and the .npz's choices for shared memory")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(run=run)
+
+
+FILL_HELP = ("what {who} reads where nothing was written: registers read before any write, "
+             "never-written shared and local memory, and the values the ISA leaves open (the "
+             "NaN an operation returns, special registers such as %%clock): zero (zeros; a "
+             "special register its natural value, a NaN the emulator's; the default), "
+             "pattern (every unwritten byte 0xa5), random:SEED (seeded random values for "
+             "all of them)")
+SCHEDULE_HELP = ("the order the hardware chooses for {who}'s contending atomics (several "
+                 "lanes updating one address in one instruction): lane (lane order; the "
+                 "default), reverse (reverse lane order), random:SEED (a seeded random order)")
+
+
+def _policy(allowed: tuple[str, ...], what: str):
+    def parse(text: str) -> str:
+        text = text.strip()
+        if text.startswith("random:"):
+            seed = text.split(":", 1)[1]
+            if not seed.isdigit():
+                raise argparse.ArgumentTypeError(
+                    f"{what} {text!r}: the seed after 'random:' must be a non-negative integer "
+                    f"(e.g. random:1)")
+            return f"random:{int(seed)}"
+        if text not in allowed:
+            raise argparse.ArgumentTypeError(
+                f"unknown {what} {text!r} (one of: {', '.join(allowed)}, random:SEED)")
+        return text
+    parse.__name__ = what.replace(" ", "_")
+    return parse
+
+
+fill_policy = _policy(("zero", "pattern"), "fill policy")
+schedule_policy = _policy(("lane", "reverse"), "schedule")
+
+
+def add_choice_options(p: argparse.ArgumentParser, who: str, extra: str = "") -> None:
+    """--fill and --schedule (shared by `keq run` and `keq fuzz`)."""
+    add_step_budget(p)
+    p.add_argument("--fill", type=fill_policy, default=None, metavar="POLICY",
+                   help=FILL_HELP.format(who=who) + extra)
+    p.add_argument("--schedule", type=schedule_policy, default=None, metavar="POLICY",
+                   help=SCHEDULE_HELP.format(who=who) + extra)
+
+
+def choices_line(c: Choices, shared_fill: int | None = None, shared_from: str = "") -> str:
+    """The choices on one line: both policies, a model's explicit values by constant name (a
+    few), and the byte shared memory holds when one is given (`shared_from`: by whom)."""
+    text = f"fill {c.fill}, schedule {c.schedule}"
+    if c.layout != "packed":
+        text += f", {c.layout} memory layout"
+    if c.values:
+        items = sorted(c.values.items())
+        text += ", values " + ", ".join(f"{k}={int(v):#x}" for k, v in items[:4]) + \
+            (f", ... ({len(items)} in all)" if len(items) > 4 else "")
+    if shared_fill is not None:
+        text += f", every shared byte {shared_fill:#04x} at launch" + \
+            (f" ({shared_from})" if shared_from else "")
+    return text
+
+
+def choices_json(c: Choices, shared_fill: int | None = None) -> dict:
+    return {"fill": c.fill, "schedule": c.schedule, "layout": c.layout,
+            "values": {k: int(v) for k, v in sorted(c.values.items())},
+            "shared_fill": shared_fill}
+
+
+def resolve_run_choices(spec, args) -> tuple[Choices, int | None, str, str, str]:
+    """(choices, shared fill byte or None, where they came from, where the shared byte came
+    from, a note) for `keq run`:
+    --fill/--schedule when either is given, else the .npz's saved choices, else the
+    defaults; --shared-fill on top."""
+    base = choices_of(spec)
+    saved = load_choices(args.inputs) if args.inputs else None
+    note = ""
+    if args.fill is not None or args.schedule is not None:
+        choices = Choices(args.fill or "zero", args.schedule or "lane", {}, base.target)
+        shared_fill, source = None, "given"
+        if saved is not None and not saved.is_default:
+            note = (f"not applied: the choices saved in {args.inputs} "
+                    f"({choices_line(saved.choices(base), saved.shared_fill)}), since "
+                    f"--fill/--schedule was given")
+    elif saved is not None:
+        choices, shared_fill = saved.choices(base), saved.shared_fill
+        source = f"saved in {args.inputs}"
+    else:
+        choices, shared_fill, source = base, None, "default"
+    shared_from = source
+    if args.shared_fill is not None:
+        shared_fill, shared_from = args.shared_fill, "--shared-fill"
+    return choices, shared_fill, source, shared_from, note
 
 
 def _byte(text: str) -> int:
@@ -100,8 +204,11 @@ def run(args: argparse.Namespace) -> int:
     if args.inputs:
         values.update(npz_buffers(spec, data, scalars, args.inputs, given))
     grid, block = side.launch(scalars)
+    choices, shared_fill, source, shared_from, note = resolve_run_choices(spec, args)
+    default = SavedChoices.of(choices).is_default and shared_fill is None
     t0 = time.perf_counter()
-    final, result = run_side(side, values, scalars, shared_fill=args.shared_fill)
+    final, result = run_side(side, values, scalars, shared_fill=shared_fill, choices=choices,
+                             tag=side.role)
     seconds = time.perf_counter() - t0
     shown = [p for p in spec.buffers if p.access in ("out", "inout")]
     if args.output:
@@ -115,12 +222,24 @@ def run(args: argparse.Namespace) -> int:
         "buffers": {p.name: _summary(p, final[p.name]) for p in shown},
         "output": args.output,
     }
+    if not default or note:
+        # (only when not the defaults: the keys of a default run's report stay as they were)
+        report["choices"] = dict(choices_json(choices, shared_fill), source=source,
+                                 shared_fill_from=shared_from if shared_fill is not None
+                                 else None, note=note or None)
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
     sc = ", ".join(f"{k}={_fmt(_jsonable(v))}" for k, v in scalars.items())
     print(f"{spec.name} [{side.role}] {side.kernel} ({side.ptx})")
     print(f"  launch   grid={tuple(grid)} block={tuple(block)}  {sc}")
+    if not default:
+        shared = "" if shared_fill is None else \
+            f"; every shared byte {shared_fill:#04x} at launch ({shared_from})"
+        print(f"  choices  {choices_line(choices)} ({source}){shared}"
+              + (f"; {note}" if note else ""))
+    elif note:
+        print(f"  choices  the defaults; {note}")
     print(f"  ran in   {seconds:.3f} s")
     if result.effects:
         print(f"  effects  {len(result.effects)}:")

@@ -13,10 +13,14 @@ from semantics.errors import KeqError
 from verifier.equiv import (EQUIVALENT, INCONCLUSIVE, NOT_EQUIVALENT, SHAPE_MODES, Verdict,
                             verify)
 from verifier.counterexample import writers
-from verifier.inputs import parse_set, save_npz
+from verifier.cli.run_cmd import choices_line
+from verifier.inputs import SavedChoices, parse_set, save_npz
 from verifier.parallel import default_jobs
 from verifier.solvers import DEFAULT_SOLVERS
 from verifier.spec import PairSpec, load_spec
+from verifier.claim import claim_text
+from verifier.time_limit import DEFAULT_TIME_LIMIT_S, TimeLimitReached, time_limit
+from verifier.cli.step_budget import add_step_budget
 
 EXIT = {EQUIVALENT: 0, NOT_EQUIVALENT: 1, INCONCLUSIVE: 2}
 
@@ -42,6 +46,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="override the spec's equivalence mode")
     p.add_argument("--timeout", type=float, default=60.0, metavar="S",
                    help="solver timeout per query in seconds (default 60)")
+    p.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT_S, metavar="S",
+                   help="wall-clock limit of the whole run in seconds: past it the verdict "
+                        "is INCONCLUSIVE, naming what was running (default "
+                        f"{DEFAULT_TIME_LIMIT_S:.0f}; 0: none)")
+    add_step_budget(p)
     p.add_argument("--unroll", type=int, default=64, metavar="N",
                    help="iterations of a data-dependent loop before giving up (default 64)")
     p.add_argument("--max-shapes", type=int, default=16, metavar="N",
@@ -77,11 +86,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 class _Progress:
-    """One status line on a terminal (stderr): the launch shape being checked and, during a
-    long symbolic launch, each stage as it finishes."""
+    """One status line on a terminal (stderr, when `show`): the launch shape being checked
+    and, during a long symbolic launch, each stage as it finishes. It always keeps what is
+    running (`now`), which a time limit names."""
 
-    def __init__(self) -> None:
+    def __init__(self, show: bool = True) -> None:
         self.what = ""
+        self.now = "preparing the claim"
+        self.show = show
 
     def __call__(self, i: int, total: int, env: dict) -> None:
         if any(v == "symbolic" for v in env.values()):
@@ -93,14 +105,20 @@ class _Progress:
 
     def stage(self, s) -> None:
         self._show(f"{self.what or 'checking'}: {s.name} {s.status} ({s.seconds:.1f} s)")
+        self.now = f"{self.what or 'checking'}, after the stage '{s.name}'"
 
-    @staticmethod
-    def _show(line: str) -> None:
-        print(f"\r  {line}\033[K", end="", file=sys.stderr, flush=True)
+    def _show(self, line: str) -> None:
+        self.now = line
+        if self.show:
+            print(f"\r  {line}\033[K", end="", file=sys.stderr, flush=True)
 
 
-def _progress(enabled: bool):
-    return _Progress() if enabled else None
+def _limited(spec: PairSpec, fixed: dict, seconds: float, progress: _Progress) -> Verdict:
+    """The verdict when the whole-run time limit passed: Inconclusive, naming what ran."""
+    return Verdict(INCONCLUSIVE, claim_text(spec, fixed),
+                   reasons=(f"the whole-run time limit of {seconds:g} s (--time-limit) was "
+                            f"reached while {progress.now}",),
+                   seconds=seconds)
 
 
 def _hex(v: int, bits: int) -> str:
@@ -130,6 +148,8 @@ def _report_text(v: Verdict, written: dict | None = None) -> None:
             print(f"  {cex.note}")
         if cex.shared_fill:
             print(f"  replayed with every shared byte {cex.shared_fill:#04x} at launch")
+        if cex.choices is not None:
+            print(f"  choices  {choices_line(cex.choices)}")
         names = list(cex.depends_on)
         if not names and cex.differences:
             # Found by testing: which inputs the element reads is not known; show the input
@@ -162,6 +182,13 @@ def _report_text(v: Verdict, written: dict | None = None) -> None:
                           f"{written[(role, name, i)] or 'no thread (the initial contents)'}")
 
 
+def _choices_json(c) -> dict | None:
+    if c is None:
+        return None
+    return {"fill": c.fill, "schedule": c.schedule, "layout": c.layout,
+            "values": {k: int(x) for k, x in sorted(c.values.items())}}
+
+
 def _report_json(v: Verdict, written: dict | None = None,
                  spec: PairSpec | None = None) -> dict:
     written = written or {}
@@ -182,6 +209,7 @@ def _report_json(v: Verdict, written: dict | None = None,
                         for k, x in cex.scalars.items()},
             "note": cex.note,
             "shared_fill": cex.shared_fill,
+            "choices": _choices_json(cex.choices),
             "depends_on": list(cex.depends_on),
             "differences": [{"param": n, "index": i, "reference": a, "candidate": b,
                              "written_by": {r: written[(r, n, i)] for r in
@@ -198,19 +226,27 @@ def run(args: argparse.Namespace) -> int:
     fixed = dict(parse_set(spec, item) for item in args.sets)
     if args.jobs < 0:
         raise KeqError(f"--jobs {args.jobs}: give 0 (one process per core) or more")
-    v = verify(spec, fixed=fixed, timeout_s=args.timeout, unroll=args.unroll,
-               max_shapes=args.max_shapes, seed=args.seed,
-               solvers=tuple(args.solvers) if args.solvers else DEFAULT_SOLVERS,
-               dump_smt=args.dump_smt, trials=args.trials, shapes=args.shapes,
-               jobs=args.jobs if args.jobs > 0 else default_jobs(),
-               progress=_progress(not args.json and sys.stderr.isatty()))
+    if args.time_limit < 0:
+        raise KeqError(f"--time-limit {args.time_limit}: give 0 (no limit) or more seconds")
+    progress = _Progress(show=not args.json and sys.stderr.isatty())
+    try:
+        with time_limit(args.time_limit):
+            v = verify(spec, fixed=fixed, timeout_s=args.timeout, unroll=args.unroll,
+                       max_shapes=args.max_shapes, seed=args.seed,
+                       solvers=tuple(args.solvers) if args.solvers else DEFAULT_SOLVERS,
+                       dump_smt=args.dump_smt, trials=args.trials, shapes=args.shapes,
+                       jobs=args.jobs if args.jobs > 0 else default_jobs(),
+                       progress=progress)
+    except TimeLimitReached:
+        v = _limited(spec, fixed, args.time_limit, progress)
     if not args.json and sys.stderr.isatty():
         print("\r\033[K", end="", file=sys.stderr)
     if args.save_counterexample and v.counterexample is not None:
         cex = v.counterexample
         save_npz(args.save_counterexample, spec, cex.inputs,
                  {"reference": cex.reference, "candidate": cex.candidate}
-                 if cex.reference else None)
+                 if cex.reference else None,
+                 choices=SavedChoices.of(cex.choices, cex.shared_fill))
     written = {} if v.counterexample is None or not v.counterexample.differences else \
         writers(spec, v.counterexample)
     if args.json:
@@ -218,8 +254,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         _report_text(v, written)
         if args.save_counterexample and v.counterexample is not None:
-            fill = v.counterexample.shared_fill
+            cex = v.counterexample
+            saved = "" if SavedChoices.of(cex.choices, cex.shared_fill).is_default else \
+                "; it carries the choices above, which the replay applies"
             print(f"wrote    {args.save_counterexample}  (replay: keq run {args.spec} "
-                  f"--side candidate --inputs {args.save_counterexample}"
-                  + (f" --shared-fill {fill:#04x})" if fill else ")"))
+                  f"--side candidate --inputs {args.save_counterexample}{saved})")
     return EXIT[v.kind]

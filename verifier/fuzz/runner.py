@@ -24,6 +24,23 @@ instruction once, times T per enclosing loop, T the largest integer scalar of th
 the block's thread count, whichever is larger (an upper bound, loose by orders of magnitude
 for loops).
 
+What the PTX ISA leaves open (never-written registers and memory, the order of contending
+atomics: `semantics.choices`) is resolved by a `Choices`. The reference always runs under the
+pair's defaults (zero fill, lane order). With `fill`/`schedule` given, the candidate runs under
+them, and a reference whose run read something open runs again under them too: if its outputs
+change, the claim (about a deterministic reference) is wrong, `ReferenceError_`. Without them
+the choices are varied: the candidate runs under the defaults, and when that run read
+something open (an effect of kind "uninitialized" or "nondeterministic") once more under each
+of pattern fill, reverse schedule and random:SEED fill and schedule (SEED derived from the
+example, so shrinking sees the same choices for the same example), until one differs; that
+difference is reported with its choices (`Difference.choices`). A reference whose run read
+something open runs under the same other choices (every one of them, or the given ones).
+A random fill also changes what the hardware fixes for both kernels alike (the NaN an
+operation returns, a function of its inputs): under it the candidate is compared with the
+reference's run under the same choices, and an element NaN in both runs is no difference (a
+random function is not the hardware's, so payloads alone are no evidence). Only the emulator
+backend honours choices (`supports_choices`); the GPU makes its own.
+
 Fuzzing is bounded testing, not a proof: a clean run says what was covered (examples, the
 scalar values tried, and the fraction of each kernel's basic blocks and branch directions that
 ran), never "equivalent".
@@ -32,14 +49,19 @@ ran), never "equivalent".
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import time
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any, Callable
 
 import numpy as np
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 
+from semantics.choices import Choices
 from semantics.errors import KeqError
+from verifier.emulate import choices_of
+from verifier.testing import alternatives as _alternatives, consulted as _consulted
 from verifier.fuzz.backends import Backend, SideRun
 from verifier.fuzz.compare import (DEFAULT_REAL_TOLERANCE, OpsContext, Tolerance, differing,
                                    parse_tolerance)
@@ -75,6 +97,10 @@ class Difference:
     races: list[str] = field(default_factory=list)
     approximations: list[str] = field(default_factory=list)
     ops: OpsContext | None = None       # the n and M an auto tolerance used on this example
+    # The choices the candidate ran under in the run that shows the difference (the reference
+    # ran under the defaults, or under the same choices for a random fill:
+    # `shares_fixed_values`); None where the backend makes its own (the GPU)
+    choices: Choices | None = None
 
 
 @dataclass
@@ -105,6 +131,12 @@ class FuzzReport:
     scalar_values: dict[str, set] = field(default_factory=dict)
     repro: str | None = None
     ops: "OpsStats | None" = None       # with an auto tolerance: the n and M the examples had
+    # How the candidate's choices were set: the given ones (`fill`/`schedule`), or None with
+    # `varied` True (defaults, then others where the run read something open), or neither
+    # (a backend that makes its own)
+    choices: Choices | None = None
+    varied: bool = False
+    varied_examples: int = 0            # examples whose candidate ran under other choices too
 
     @property
     def examples_per_second(self) -> float:
@@ -467,9 +499,12 @@ def _elem(p, a: np.ndarray, i: int):
 
 
 def compare_runs(spec: PairSpec, values: dict, scalars: dict, ref: SideRun, cand: SideRun,
-                 tol: Tolerance | None, ctx: OpsContext | None = None) -> Difference | None:
+                 tol: Tolerance | None, ctx: OpsContext | None = None,
+                 nan_payloads_free: bool = False) -> Difference | None:
     """The difference between two clean-or-faulting side runs, or None (`ctx`: n, M and S_n
-    for an auto tolerance)."""
+    for an auto tolerance; `nan_payloads_free`: an element NaN in both runs is no
+    difference, as under a random fill, where the NaN an operation returns is a random
+    function of its inputs, one the hardware need not be)."""
     approx = sorted(set(_approx(ref)) | set(_approx(cand)))
     if cand.fault is not None:
         return Difference("fault", f"the candidate faulted: {cand.fault.render()}", values,
@@ -480,6 +515,8 @@ def compare_runs(spec: PairSpec, values: dict, scalars: dict, ref: SideRun, cand
             continue
         r, c = ref.final[p.name], cand.final[p.name]
         idx = differing(p, r, c, spec.mode, tol, ctx)
+        if nan_payloads_free:
+            idx = idx[~_both_nan(p, r, c, idx)]
         if idx.size:
             first = [(int(i), _elem(p, r, int(i)), _elem(p, c, int(i)))
                      for i in idx[:SHOWN_PER_BUFFER]]
@@ -496,6 +533,85 @@ def compare_runs(spec: PairSpec, values: dict, scalars: dict, ref: SideRun, cand
     return None
 
 
+def consulted(run: SideRun) -> bool:
+    """Did the run read what the ISA leaves open, so other choices may change it
+    (`verifier.testing.consulted`: effects of kind "uninitialized", "nondeterministic", ...)?"""
+    return _consulted(run.effects)
+
+
+def alternatives(base: Choices, seed: int, effects=()) -> list[Choices]:
+    """The other choices a varied run tries, `verifier.testing.alternatives`: every
+    never-written byte 0xa5, the reverse order, seeded random values and orders (and what
+    else that function adds for the run's `effects`)."""
+    return _alternatives(SimpleNamespace(choices=base), seed, effects)
+
+
+def _key(c: Choices) -> tuple:
+    return (c.fill, c.schedule, getattr(c, "layout", "packed"))
+
+
+def example_seed(seed_: int, values: dict) -> int:
+    """A seed derived from the fuzz seed and the example's contents (the same example gives
+    the same random choices, which shrinking needs)."""
+    h = hashlib.blake2b(str(seed_).encode(), digest_size=4)
+    for k in sorted(values):
+        v = values[k]
+        h.update(k.encode())
+        h.update(np.ascontiguousarray(v).tobytes() if isinstance(v, np.ndarray)
+                 else repr(v).encode())
+    return int.from_bytes(h.digest(), "little")
+
+
+def _open_reads(run: SideRun) -> str:
+    used = sorted({f"{e.what} at {e.loc}" for e in run.effects if _consulted((e,))})
+    return "; ".join(used[:2]) + (f"; and {len(used) - 2} more" if len(used) > 2 else "")
+
+
+def shares_fixed_values(c: Choices) -> bool:
+    """Whether `c` changes the values the hardware fixes as a function of an instruction's
+    inputs (the NaN an f32 add returns: `Choices.function`), which both kernels of a pair
+    share: only a random fill does. Under such choices the reference runs under them too."""
+    return c.fill.startswith("random:")
+
+
+def _both_nan(p, a: np.ndarray, b: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    if not p.is_float or not idx.size:
+        return np.zeros(idx.size, dtype=bool)
+    if p.type == "bf16":
+        x = (np.asarray(a, np.uint32)[idx] << np.uint32(16)).view(np.float32)
+        y = (np.asarray(b, np.uint32)[idx] << np.uint32(16)).view(np.float32)
+    else:
+        x, y = np.asarray(a)[idx], np.asarray(b)[idx]
+    return np.isnan(x) & np.isnan(y)
+
+
+def reference_changes(spec: PairSpec, ref: SideRun, again: SideRun,
+                      tol: Tolerance | None, ctx: OpsContext | None,
+                      nan_payloads_free: bool = False) -> str | None:
+    """How the reference's run under other choices differs from its default run (a fault,
+    an output under the mode), or None. `nan_payloads_free`: an element NaN in both runs
+    does not count (under a random fill the NaN an operation returns is another function
+    of its inputs, fixed by the hardware for both kernels alike, not a choice of the run)."""
+    if again.fault is not None:
+        return f"it faults ({again.fault.render()})"
+    for p in spec.buffers:
+        if p.access not in ("out", "inout"):
+            continue
+        idx = differing(p, ref.final[p.name], again.final[p.name], spec.mode, tol, ctx)
+        if nan_payloads_free:
+            idx = idx[~_both_nan(p, ref.final[p.name], again.final[p.name], idx)]
+        if idx.size:
+            i = int(idx[0])
+            return (f"{p.name}[{i}] is {_shown(p, again.final[p.name], i)} instead of "
+                    f"{_shown(p, ref.final[p.name], i)} ({idx.size} element(s) differ)")
+    return None
+
+
+def _shown(p, a: np.ndarray, i: int) -> str:
+    bits = np.ascontiguousarray(a).view(np.dtype(f"<u{a.dtype.itemsize}"))[i]
+    return f"{_elem(p, a, i)} (0x{int(bits):0{2 * a.dtype.itemsize}x})"
+
+
 def _fmt_scalars(scalars: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in scalars.items())
 
@@ -503,9 +619,12 @@ def _fmt_scalars(scalars: dict) -> str:
 def fuzz(spec: PairSpec, backend: Backend, *, examples: int = DEFAULT_EXAMPLES,
          seed_: int = 0, time_budget: float | None = None, tolerance: str | None = None,
          finite: bool = False, fixed: dict | None = None,
-         progress: Callable[[int, int, float], None] | None = None) -> FuzzReport:
+         progress: Callable[[int, int, float], None] | None = None,
+         fill: str | None = None, schedule: str | None = None) -> FuzzReport:
     """Fuzz one pair. Raises KeqError for bad input and `ReferenceError_` when the reference
-    faults or races; returns the report otherwise (`report.difference` set when one was found).
+    faults or races, or its outputs depend on the choices (module docstring); returns the
+    report otherwise (`report.difference` set when one was found). `fill`/`schedule`: the
+    candidate's choices (`semantics.choices` policies); neither: vary them.
     """
     if examples < 1:
         raise KeqError(f"--examples {examples}: must be at least 1")
@@ -513,9 +632,38 @@ def fuzz(spec: PairSpec, backend: Backend, *, examples: int = DEFAULT_EXAMPLES,
         raise KeqError(f"--time-budget {time_budget}: must be a positive number of seconds")
     tol = resolve_tolerance(spec, tolerance)
     draw_scalars(spec, np.random.default_rng(seed_), fixed=fixed)   # satisfiable? (else exit 3)
+    base = choices_of(spec)
+    given_choices = None
+    if fill is not None or schedule is not None:
+        try:
+            given_choices = Choices(fill or "zero", schedule or "lane", {}, base.target)
+        except ValueError as e:
+            raise KeqError(str(e)) from None
     runners = backend.prepare(spec)
+    honours = all(getattr(runners[r], "supports_choices", False) for r in ROLES)
+    if given_choices is not None and not honours:
+        raise KeqError(f"--fill/--schedule: the {getattr(backend, 'name', 'given')} backend "
+                       f"runs the kernels where the hardware makes these choices itself; "
+                       f"they apply to the emulator backend")
     strategy = from_spec(spec, finite=finite, fixed=fixed)
     rep = FuzzReport(spec, backend.describe(), spec.mode, tol, seed_, examples)
+    rep.choices = given_choices
+    rep.varied = given_choices is None and honours
+    cand_choices = given_choices if given_choices is not None else base
+
+    def run_as(role: str, values: dict, scalars: dict, choices: Choices) -> SideRun:
+        if honours:
+            return runners[role].run(values, scalars, choices)
+        return runners[role].run(values, scalars)
+
+    def reference_depends(values, scalars, ref, again: SideRun, choices: Choices, ctx) -> None:
+        how = reference_changes(spec, ref, again, tol, ctx, shares_fixed_values(choices))
+        if how is not None:
+            raise _RefBad(f"the reference's outputs depend on what the PTX ISA leaves open "
+                          f"(its run met {_open_reads(ref)}): under {choices.describe()} "
+                          f"{how}, unlike its run under the defaults ({base.describe()}); "
+                          f"the claim is about a deterministic reference: fix the reference "
+                          f"or the spec", values, scalars)
     rep.coverage = {r: KernelCoverage(runners[r].kernel) for r in ROLES}
     counting = _OpsCounting(spec, runners) if tol is not None and tol.derived else None
     if counting is not None:
@@ -535,7 +683,7 @@ def fuzz(spec: PairSpec, backend: Backend, *, examples: int = DEFAULT_EXAMPLES,
             state["shrink_calls"] += 1
         if counting is not None:
             counting.before("reference")
-        ref = runners["reference"].run(values, scalars)
+        ref = run_as("reference", values, scalars, base)
         if ref.fault is not None:
             raise _RefBad(f"the reference faulted on an input the spec allows: "
                           f"{ref.fault.render()}", values, scalars)
@@ -547,7 +695,7 @@ def fuzz(spec: PairSpec, backend: Backend, *, examples: int = DEFAULT_EXAMPLES,
         if counting is not None:
             n_ref = counting.count("reference", scalars, values)
             counting.before("candidate")
-        cand = runners["candidate"].run(values, scalars)
+        cand = run_as("candidate", values, scalars, cand_choices)
         if counting is not None:
             n_cand = counting.count("candidate", scalars, values)
             n = max(n_ref, n_cand)
@@ -561,7 +709,45 @@ def fuzz(spec: PairSpec, backend: Backend, *, examples: int = DEFAULT_EXAMPLES,
             if run.coverage is not None:
                 prev = cov_union.get(role)
                 cov_union[role] = run.coverage if prev is None else _merge(prev, run.coverage)
-        diff = compare_runs(spec, values, scalars, ref, cand, tol, ctx)
+        refs: dict[tuple, SideRun] = {}
+
+        def ref_under(c: Choices) -> SideRun:
+            """The reference's run to compare a candidate run under `c` with: its default
+            run, or its run under `c` where `c` changes what both kernels share."""
+            if not shares_fixed_values(c):
+                return ref
+            key = _key(c)
+            if key not in refs:
+                refs[key] = run_as("reference", values, scalars, c)
+                if refs[key].fault is not None:
+                    raise _RefBad(f"the reference faulted under {c.describe()}: "
+                                  f"{refs[key].fault.render()}", values, scalars)
+            return refs[key]
+
+        if consulted(ref):
+            others = [given_choices] if given_choices is not None else \
+                alternatives(base, example_seed(seed_, values), ref.effects) \
+                if rep.varied else []
+            for c in others:
+                if c != base:
+                    if _key(c) not in refs:
+                        refs[_key(c)] = run_as("reference", values, scalars, c)
+                    again = refs[_key(c)]
+                    reference_depends(values, scalars, ref, again, c, ctx)
+        diff = compare_runs(spec, values, scalars, ref_under(cand_choices), cand, tol, ctx,
+                            shares_fixed_values(cand_choices))
+        if diff is not None and honours:
+            diff.choices = cand_choices
+        if diff is None and rep.varied and consulted(cand):
+            if not state["found"]:
+                rep.varied_examples += 1
+            for alt in alternatives(base, example_seed(seed_, values), cand.effects):
+                diff = compare_runs(spec, values, scalars, ref_under(alt),
+                                    run_as("candidate", values, scalars, alt), tol, ctx,
+                                    shares_fixed_values(alt))
+                if diff is not None:
+                    diff.choices = alt
+                    break
         if progress is not None and not state["found"]:
             now = time.perf_counter()
             if now - state["last_progress"] > 0.2:

@@ -11,6 +11,7 @@ Format (paths are relative to the TOML file)::
     description = "..."                # optional string
     mode = "bitexact"                  # required: bitexact | real
     expect = "equivalent"              # required: equivalent | not-equivalent | inconclusive
+                                       #   | bad-spec (keq must refuse the claim: exit 3)
     assume = ["n % 4 == 0"]            # optional: predicates over integer scalar params
     allow = ["benign-write-races"]     # optional: named relaxations of the claim
     target_assumptions = ["f32-nan-canonical"]   # optional: named assumptions about the GPU

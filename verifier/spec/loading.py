@@ -351,7 +351,7 @@ class _Loader:
                                f"{j} ({kp.name}) is .{kp.type.name} ({bits} bits)", where)
         self.launch_bounds(role, kernel, fn.directives, dims["block"], int_scalars)
         return Side(role, ptx, kernel, dims["grid"], dims["block"], args, sass, dyn,
-                    tuple(arg_names), module)
+                    tuple(arg_names), module, read_only=_inputs(params))
 
     def launch_bounds(self, role: str, kernel: str, directives, block: tuple[Expr, ...],
                       int_scalars: dict) -> None:
@@ -495,7 +495,7 @@ class _Loader:
         return Side(role, file, kernel, dims["grid"], dims["block"], args,
                     file if key == "sass" else None, dyn, tuple(arg_names), module, isa=key,
                     param_types=tuple("u64" if byname[n].is_buffer else byname[n].type
-                                      for n in arg_names))
+                                      for n in arg_names), read_only=_inputs(params))
 
 
 def _tname(v) -> str:
@@ -512,3 +512,7 @@ def _tname(v) -> str:
     if isinstance(v, dict):
         return "a table"
     return type(v).__name__
+
+
+def _inputs(params) -> frozenset[str]:
+    return frozenset(p.name for p in params if p.is_buffer and p.access == "in")

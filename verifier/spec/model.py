@@ -16,7 +16,9 @@ from semantics.errors import KeqError
 from verifier.spec.expressions import Expr
 
 MODES = ("bitexact", "real")
-EXPECTS = ("equivalent", "not-equivalent", "inconclusive")
+# corpus metadata: the verdict keq must reach; "bad-spec": keq must refuse the claim as an
+# error about the spec (exit 3), e.g. a launch the kernel's .reqntid forbids
+EXPECTS = ("equivalent", "not-equivalent", "inconclusive", "bad-spec")
 ACCESS = ("in", "out", "inout", "scratch")
 TYPES = ("f16", "bf16", "f32", "f64", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64")
 
@@ -240,6 +242,7 @@ class Side:
     # `module` the parsed `semantics.sass.SassModule`)
     isa: str = "ptx"
     param_types: tuple[str, ...] = ()   # SASS sides: each kernel parameter's type, in order
+    read_only: frozenset[str] = frozenset()   # spec names of the `in` buffers it is passed
 
     def launch(self, scalars: Mapping[str, int]) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
         def dims(exprs: tuple[Expr, ...], what: str) -> tuple[int, int, int]:
@@ -255,6 +258,11 @@ class Side:
     def kernel_args(self, values: Mapping[str, Any]) -> list:
         """Values (by spec param name) in this kernel's .entry parameter order."""
         return [values[n] for n in self.arg_names]
+
+    def read_only_params(self, kparams) -> frozenset[str]:
+        """The kernel parameters (its own names, `kparams` in .entry order) bound to `in`
+        buffers: the claim says the kernel only reads them, so a write into one faults."""
+        return frozenset(kp.name for n, kp in zip(self.arg_names, kparams) if n in self.read_only)
 
 
 @dataclass(frozen=True)

@@ -23,14 +23,17 @@ extern "C" __global__ void broadcast_lane0_half_mask(const int* x, int* out, int
         out[t] = r;
 }
 
-// A shfl whose membermask leaves out the source lane 0.
+// Lanes 1..31 read lane 0 with a shfl whose membermask leaves lane 0 out (lane 0 does not
+// execute it): the value read is unspecified.
 extern "C" __global__ void broadcast_lane0_source_out(const int* x, int* out, int n)
 {
     int t = threadIdx.x;
     int v = x[t];
-    int r = __shfl_sync(0xFFFFFFFEu, v, 0);
+    int r = v;
+    if (t != 0)
+        r = __shfl_sync(0xFFFFFFFEu, v, 0);
     if (t < n)
-        out[t] = (t == 0) ? v : r;
+        out[t] = r;
 }
 
 extern "C" __global__ void any_positive(const int* x, int* out, int n)

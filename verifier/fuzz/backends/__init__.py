@@ -8,7 +8,10 @@ one side on one example at a time:
 `SideRun.final` holds every param's final value by spec name (None when the kernel faulted),
 `fault` the fault (a KeqError: memory fault, barrier divergence, CUDA launch failure),
 `effects` what the run recorded (approximations, races, ...), `coverage` the basic blocks and
-branch directions that ran (None where the backend cannot see them).
+branch directions that ran (None where the backend cannot see them). A runner with
+`supports_choices = True` (the emulator's) also takes `run(values, scalars, choices)`: the
+`semantics.choices.Choices` that resolve what the PTX ISA leaves open; elsewhere the hardware
+makes them and the runner calls `run(values, scalars)`.
 """
 
 from __future__ import annotations

@@ -2,6 +2,10 @@
 
 Lockstep execution hides missing barriers, so races are found by `detect_races=True` (a
 "race" effect names both accesses); each kernel is prepared once and reused for every example.
+`run(values, scalars, choices)` resolves what the PTX ISA leaves open with `choices`
+(`semantics.choices`, under the side's role: its names start with "reference/" or
+"candidate/"); `supports_choices` tells the runner that this backend honours them (the GPU
+makes its own).
 """
 
 from __future__ import annotations
@@ -9,6 +13,7 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 
+from semantics.choices import Choices
 from semantics.machine import ExecutionError, MemoryFault, run_kernel
 from semantics.machine.kernel import PreparedKernel
 from verifier.emulate import prepare_side, run_side
@@ -24,6 +29,7 @@ class EmulatorSide:
     prepared: PreparedKernel
     detect_races: bool
     coverage: bool
+    supports_choices = True
 
     @property
     def role(self) -> str:
@@ -33,8 +39,8 @@ class EmulatorSide:
     def kernel(self) -> str:
         return self.side.kernel
 
-    def run(self, values: dict, scalars: dict) -> SideRun:
-        kw = {}
+    def run(self, values: dict, scalars: dict, choices: Choices | None = None) -> SideRun:
+        kw: dict = {"choices": choices, "tag": self.side.role} if choices is not None else {}
         if self.detect_races and "detect_races" in _PARAMS:
             kw["detect_races"] = True
         if self.coverage and "coverage" in _PARAMS:

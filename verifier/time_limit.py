@@ -1,0 +1,48 @@
+"""A whole-run time limit, so that every `keq verify` ends with a verdict.
+
+The solver timeout bounds each query and the step budget each emulated thread
+(`semantics.machine.termination`), but a run is many of both: a claim over thousands of shapes
+or a huge symbolic launch can take longer than anyone waits. `time_limit(S)` raises
+`TimeLimitReached` in the main thread after S seconds of wall time, which the command turns
+into Inconclusive naming what was running. It is a BaseException so that no `except
+Exception` on the way swallows it (a limit reached is never an error of the kernel).
+
+Only in the main thread and where SIGALRM exists (the Python API, from a worker thread, runs
+without a limit; its callers bound it themselves).
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from contextlib import contextmanager
+from typing import Iterator
+
+DEFAULT_TIME_LIMIT_S = 1800.0
+
+
+class TimeLimitReached(BaseException):
+    """The whole-run time limit passed (seconds in `args[0]`)."""
+
+
+@contextmanager
+def time_limit(seconds: float | None) -> Iterator[None]:
+    """Raise `TimeLimitReached` in this thread after `seconds` (None or 0: no limit)."""
+    if not seconds or threading.current_thread() is not threading.main_thread() or \
+            not hasattr(signal, "SIGALRM"):
+        yield
+        return
+
+    def _reached(signum, frame):
+        raise TimeLimitReached(seconds)
+
+    previous = signal.signal(signal.SIGALRM, _reached)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+__all__ = ["time_limit", "TimeLimitReached", "DEFAULT_TIME_LIMIT_S"]
