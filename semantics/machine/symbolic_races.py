@@ -232,7 +232,10 @@ class SymbolicRaceLog:
         writes = [a for a in accs if a.kind == "w"]
         atomics = [a for a in accs if a.kind == "a"]
         reads = [a for a in accs if a.kind in ("r", "n")]
-        ordered = [a for a in atomics if a.order == "*" or len({b.order for b in atomics}) > 1]
+        # (atomics whose order may show: any, when they are not all the same commutative
+        # update; the set of updates is computed once, not per atomic)
+        mixed_updates = len({b.order for b in atomics}) > 1
+        ordered = [a for a in atomics if a.order == "*" or mixed_updates]
         checked += len(writes) * (len(accs) - 1) + len(atomics) * len(reads) + \
             len(ordered) * len(atomics)
         if checked > self.PAIR_LIMIT:
