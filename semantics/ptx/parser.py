@@ -417,7 +417,7 @@ class _Parser:
                            f"at line {self.t.line_no(opened)}")
             tok = text[i]
             if tok[0] == ".":
-                if tok == ".reg":
+                if tok == ".reg" or tok.startswith(".reg."):
                     stmts.extend(self.reg_decl())
                 elif tok in _VAR_SPACES:
                     var = self.variable(None)
@@ -473,11 +473,23 @@ class _Parser:
 
     def reg_decl(self) -> list[RegDecl]:
         loc = self.loc()
+        # `.reg.b32 f;` (one token: the spelling of cuda_fp16.hpp's inline assembly) is
+        # `.reg .b32 f;`
+        fused = self.text[self.i][len(".reg"):]
         self.i += 1
         vec = 1
-        if self.peek() in (".v2", ".v4", ".v8"):
-            vec = int(self.next()[2:])
-        t = self.type_token()
+        if fused:
+            parts = fused[1:].split(".")
+            if len(parts) == 2 and parts[0] in ("v2", "v4", "v8"):
+                vec = int(parts.pop(0)[1:])
+            t = TYPES.get(parts[0]) if len(parts) == 1 else None
+            if t is None:
+                self.error(f"expected a type such as .b32 or .f32 after .reg, found "
+                           f"'.reg{fused}'", self.i - 1)
+        else:
+            if self.peek() in (".v2", ".v4", ".v8"):
+                vec = int(self.next()[2:])
+            t = self.type_token()
         out: list[RegDecl] = []
         scope = self.scopes[-1]
         sid = scope.sid

@@ -230,6 +230,20 @@ def test_reg_ranges_plain_names_and_several_per_line():
     assert mov2.operands == (Reg("temp_param_reg"), Reg("%acc"))
 
 
+def test_reg_with_its_type_in_one_token_as_cuda_fp16_hpp_writes_it():
+    # the `hexp` inline assembly of cuda_fp16.hpp: `{.reg.b32 f, C, nZ; ...}`
+    body = "\t{.reg.b32 f, C, nZ;\n\t.reg.v2.f32 w;\n\tmov.b32 f, 3;\n\tmov.b32 %r1, f;\n\t}"
+    f = parse(kernel(body)).functions["k"]
+    declared = {d.name: (d.type, d.vec) for d in f.reg_decls}
+    assert declared["f"] == declared["C"] == declared["nZ"] == (TYPES["b32"], 1)
+    assert declared["w"] == (TYPES["f32"], 2)
+
+
+def test_reg_with_a_bad_fused_type_is_a_located_error():
+    with pytest.raises(PtxSyntaxError, match="after .reg, found '.reg.q32'"):
+        parse_ptx(kernel("\t{.reg.q32 f;\n\t}"), "t.ptx")
+
+
 @pytest.mark.parametrize("name", ["%r32", "%r01", "%rx"])
 def test_register_outside_its_range_is_undeclared(name):
     with pytest.raises(PtxSyntaxError, match="undeclared register"):
