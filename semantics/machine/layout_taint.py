@@ -31,80 +31,12 @@ checked. Everything else an address flows into is mangled, never dropped: it sta
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Iterable
-
-from semantics.errors import SourceLoc
 from semantics.ir.cfg import EXIT
 from semantics.ir.nodes import Instruction
-from semantics.ir.operands import Addr, Pair, Reg, Sink, Sym, Vec
-
-BUFFER_ALIGN = 256          # cudaMalloc's guarantee: a stated assumption of every claim
-
-
-@dataclass(frozen=True, slots=True)
-class Prov:
-    bases: frozenset = frozenset()
-    mangled: bool = False
-    narrow: bool = False
-    partial: bool = False       # an address on some paths only (a join with a non-address)
-
-
-NONE = Prov()
-
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    function: str
-    index: int            # into the function's instructions
-    loc: SourceLoc
-    message: str          # what the address reaches: "a store to memory ('st.global.u32', ..)"
-
-
-@dataclass(frozen=True, slots=True)
-class Access:
-    """A load, store or atomic whose address derives from `bases` alone (each "param:NAME",
-    "global:NAME" or "shared:NAME"): it must stay inside one of them, whatever lies next to
-    them in one layout (`semantics.machine.memory.ConcreteMemory.confined`)."""
-
-    function: str
-    index: int
-    bases: frozenset
-
-
-def join(a: Prov | None, b: Prov | None) -> Prov | None:
-    """Either value (None: never written on that path)."""
-    if a is None or a == b:
-        return b
-    if b is None:
-        return a
-    maybe = bool(a.bases) != bool(b.bases)     # an address on one path only
-    return Prov(a.bases | b.bases, a.mangled or b.mangled or maybe, a.narrow or b.narrow,
-                a.partial or b.partial or maybe)
-
-
-def _mangled(*ps: Prov) -> Prov:
-    bases = frozenset().union(*(p.bases for p in ps))
-    return Prov(bases, True, any(p.narrow for p in ps), any(p.partial for p in ps)) \
-        if bases else NONE
-
-
-def _single(a: Prov, b: Prov) -> bool:
-    """Both derive from the same one base by additions only."""
-    return len(a.bases) == 1 and a.bases == b.bases and not (
-        a.mangled or b.mangled or a.narrow or b.narrow)
-
-
-_NO_DEST = frozenset({"st", "red", "bar", "barrier", "membar", "fence", "bra", "brx", "ret",
-                      "exit", "trap", "call", "prefetch", "prefetchu", "cp", "griddepcontrol",
-                      "nanosleep", "pmevent", "discard", "applypriority", "wmma", "stmatrix"})
-_EXCHANGE = frozenset({"shfl", "vote", "match", "redux", "activemask"})
-_MANGLE = frozenset({"mul", "mul24", "mad24", "sad", "shl", "shr", "or", "xor", "not", "neg",
-                     "cnot", "abs", "bfe", "bfi", "prmt", "shf", "popc", "clz", "brev", "bfind",
-                     "rem", "div", "lop3", "bmsk", "szext", "fma", "addc", "subc", "madc",
-                     "fns", "dp4a", "dp2a", "testp", "copysign", "rcp", "sqrt", "rsqrt",
-                     "ex2", "lg2", "sin", "cos", "tanh"})
-
+from semantics.ir.operands import Addr, Reg, Sym, Vec
+from semantics.machine.layout_prov import (BUFFER_ALIGN, NONE, Access, Finding, Prov, dests,
+                                           has_dest, join, mangled)
+from semantics.machine.layout_transfer import step
 
 class _Function:
     """One function of the call tree: what the analysis knows about it across rounds."""
@@ -153,7 +85,7 @@ class _Analysis:
         if isinstance(op, Sym):
             return self.symbol(f, op.name)
         if isinstance(op, Vec):
-            return _mangled(*(self.value(f, e, state) for e in op.elems))
+            return mangled(*(self.value(f, e, state) for e in op.elems))
         return NONE
 
     def param_load(self, f: _Function, ins: Instruction) -> Prov:
@@ -172,7 +104,7 @@ class _Analysis:
             return Prov(frozenset({f"param:{name}"}), not whole)
         if name in f.params:
             got = f.param_in.get(name, NONE)
-            return got if src.offset == 0 else _mangled(got)
+            return got if src.offset == 0 else mangled(got)
         return NONE
 
     # -- the fixpoint ----------------------------------------------------------------------
@@ -192,7 +124,6 @@ class _Analysis:
 
     def _solve(self, f: _Function, found: list | None) -> None:
         """Iterate `f`'s blocks to a fixpoint; with `found`, one more pass reporting."""
-        from semantics.machine.layout_transfer import step
         blocks = f.k.cfg.blocks
         if not blocks:
             return
@@ -271,22 +202,6 @@ def _join_states(a: dict | None, b: dict) -> dict:
     for key, v in b.items():
         out[key] = join(a.get(key), v)
     return out
-
-
-def dests(op) -> Iterable[Reg]:
-    if isinstance(op, Reg):
-        yield op
-    elif isinstance(op, Vec):
-        for e in op.elems:
-            yield from dests(e)
-    elif isinstance(op, Pair):
-        yield from dests(op.first)
-        yield from dests(op.second)
-
-
-def has_dest(ins: Instruction) -> bool:
-    return ins.opcode not in _NO_DEST and bool(ins.operands) and \
-        isinstance(ins.operands[0], (Reg, Vec, Pair, Sink))
 
 
 def analyse(k, pointers: frozenset[str] | None = None) -> list[Finding]:

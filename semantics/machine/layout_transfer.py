@@ -5,8 +5,8 @@ address's numeric value observable (a finding). The rules are in `layout_taint`'
 from __future__ import annotations
 
 from semantics.ir.operands import Addr, IntImm, OperandList, Reg, Sym, Vec
-from semantics.machine.layout_taint import (NONE, Prov, _EXCHANGE, _MANGLE, _mangled, _single,
-                                            dests, has_dest, join)
+from semantics.machine.layout_prov import (EXCHANGE, MANGLE, NONE, Prov, dests, has_dest, join,
+                                           mangled, single)
 
 
 class _Step:
@@ -40,7 +40,7 @@ def step(an, f, idx: int, state: dict, report) -> None:
     ins = f.k.instrs[idx]
     s = _Step(an, f, ins, state, None if report is None else (lambda m: report(idx, m)))
     op = ins.opcode
-    if op in _MANGLE or "cc" in ins.form.mods:
+    if op in MANGLE or "cc" in ins.form.mods:
         return _mangle(s)
     _HANDLERS.get(op, _unmodelled)(s)
 
@@ -62,7 +62,7 @@ def _union(ps: list[Prov]) -> Prov:
 
 def _mangle(s: _Step) -> None:
     if has_dest(s.ins):
-        s.write(s.ops[0], _mangled(*_uses(s, 1)))
+        s.write(s.ops[0], mangled(*_uses(s, 1)))
 
 
 def _unmodelled(s: _Step) -> None:
@@ -83,7 +83,7 @@ def _mov(s: _Step) -> None:
     dst, src = s.ops[0], s.ops[1]
     p = s.val(1)
     if isinstance(dst, Vec) or isinstance(src, Vec):
-        p = _mangled(p)           # halves of an address, or an address from halves
+        p = mangled(p)           # halves of an address, or an address from halves
     s.write(dst, p)
 
 
@@ -94,7 +94,7 @@ def _cvta(s: _Step) -> None:
 def _add(s: _Step) -> None:
     a, b = s.val(1), s.val(2)
     if s.floating():
-        return s.write(s.ops[0], _mangled(a, b))
+        return s.write(s.ops[0], mangled(a, b))
     if a.bases and b.bases:
         s.flag("an addition of two addresses", _union([a, b]))
         return s.write(s.ops[0], NONE)
@@ -104,20 +104,20 @@ def _add(s: _Step) -> None:
 def _sub(s: _Step) -> None:
     a, b = s.val(1), s.val(2)
     if s.floating():
-        return s.write(s.ops[0], _mangled(a, b))
+        return s.write(s.ops[0], mangled(a, b))
     if a.bases and b.bases:
         same = len(a.bases) == 1 and a.bases == b.bases and not (a.mangled or b.mangled)
         if not same:
             s.flag("a subtraction of addresses of different buffers or variables",
                    _union([a, b]))
         return s.write(s.ops[0], NONE)        # (p - q within one buffer: an offset)
-    s.write(s.ops[0], a if a.bases else _mangled(b))
+    s.write(s.ops[0], a if a.bases else mangled(b))
 
 
 def _mad(s: _Step) -> None:
-    prod, c = _mangled(s.val(1), s.val(2)), s.val(3)
+    prod, c = mangled(s.val(1), s.val(2)), s.val(3)
     if "hi" in s.ins.form.mods or s.floating():
-        return s.write(s.ops[0], _mangled(prod, c))
+        return s.write(s.ops[0], mangled(prod, c))
     if prod.bases and c.bases:
         s.flag("an addition of two addresses", _union([prod, c]))
         return s.write(s.ops[0], NONE)
@@ -136,7 +136,7 @@ def _and(s: _Step) -> None:
     imm = [op for op in s.ops[1:3] if isinstance(op, IntImm)]
     vals = [s.val(i) for i in (1, 2) if not isinstance(s.ops[i], IntImm)]
     if len(imm) != 1 or len(vals) != 1 or not vals[0].bases or vals[0].mangled:
-        return s.write(s.ops[0], _mangled(*vals))
+        return s.write(s.ops[0], mangled(*vals))
     p, full = vals[0], (1 << t.bits) - 1
     m = imm[0].value & full
     aligns = [s.an.align_of(b) for b in p.bases]
@@ -145,14 +145,14 @@ def _and(s: _Step) -> None:
         return s.write(s.ops[0], NONE)        # the offset's low bits: the base's are zero
     if high is not None and all(a % high == 0 for a in aligns):
         return s.write(s.ops[0], p)           # aligned down: still base + offset
-    s.write(s.ops[0], _mangled(p))
+    s.write(s.ops[0], mangled(p))
 
 
 def _compare(s: _Step, a: Prov, b: Prov) -> bool:
     """Is comparing `a` with `b` layout independent? (Flags it when not.)"""
     if not (a.bases or b.bases):
         return True
-    if _single(a, b) and not s.floating():
+    if single(a, b) and not s.floating():
         return True
     s.flag("a comparison", _union([a, b]))
     return False
@@ -183,14 +183,14 @@ def _cvt(s: _Step) -> None:
     p = s.val(1)
     types = s.ins.form.types
     if not p.bases or len(types) < 2 or len(s.ops) != 2:
-        return s.write(s.ops[0], _mangled(*_uses(s, 1)))
+        return s.write(s.ops[0], mangled(*_uses(s, 1)))
     dst, src = types[0], types[1]
     if dst.kind == "f" or src.kind == "f" or "sat" in s.ins.form.mods:
-        return s.write(s.ops[0], _mangled(p))
+        return s.write(s.ops[0], mangled(p))
     if dst.bits < src.bits:
         return s.write(s.ops[0], Prov(p.bases, p.mangled, True, p.partial))   # low bits
     if dst.bits > src.bits and src.kind == "s":
-        return s.write(s.ops[0], _mangled(p))                      # sign extension
+        return s.write(s.ops[0], mangled(p))                      # sign extension
     s.write(s.ops[0], p)
 
 
@@ -202,7 +202,7 @@ def _ld(s: _Step) -> None:
         src = s.ops[1] if len(s.ops) > 1 else None
         if isinstance(src, Addr) and isinstance(src.base, Sym):
             p = s.state.get(("slot", src.base.name)) or NONE    # a call's result
-    s.write(s.ops[0], _mangled(p) if isinstance(s.ops[0], Vec) else p)
+    s.write(s.ops[0], mangled(p) if isinstance(s.ops[0], Vec) else p)
 
 
 def _st(s: _Step) -> None:
@@ -212,7 +212,7 @@ def _st(s: _Step) -> None:
     if s.ins.form.space == "param" and isinstance(target, Addr) and \
             isinstance(target.base, Sym) and target.base.name not in s.f.params:
         p = carried[0] if len(carried) == 1 and target.offset == 0 and \
-            not isinstance(s.ops[1], Vec) else _mangled(*carried) if carried else NONE
+            not isinstance(s.ops[1], Vec) else mangled(*carried) if carried else NONE
         name = target.base.name
         if name in s.f.returns:
             return s.an.give_back(s.f, name, p)           # a result, passed to the caller
@@ -260,6 +260,6 @@ _HANDLERS = {"mov": _mov, "cvta": _cvta, "add": _add, "sub": _sub, "mad": _mad, 
              "setp": _setp, "set": _setp, "min": _minmax, "max": _minmax, "selp": _selp,
              "slct": _slct, "cvt": _cvt, "ld": _ld, "ldu": _ld, "st": _st, "atom": _atom,
              "red": _atom, "call": _call, "bra": _nothing, "ret": _nothing,
-             "exit": _nothing, "trap": _nothing, **{op: _exchange for op in _EXCHANGE}}
+             "exit": _nothing, "trap": _nothing, **{op: _exchange for op in EXCHANGE}}
 
 __all__ = ["step"]

@@ -54,18 +54,7 @@ def mentions_from(cfg: Cfg, instrs) -> list[frozenset] | None:
             if not all(_regs(op, regs) for op in ins.operands):
                 return None
         own.append(regs)
-    reach = [set(r) for r in own]
-    changed = True
-    while changed:              # a backward fixpoint; blocks are few
-        changed = False
-        for b in reversed(cfg.blocks):
-            acc = reach[b.index]
-            before = len(acc)
-            for s in b.succs:
-                if s != EXIT:
-                    acc |= reach[s]
-            changed |= len(acc) != before
-    return [frozenset(r) for r in reach]
+    return _reachable(cfg, [set(r) for r in own])
 
 
 def dead_destinations(instrs) -> frozenset[int] | None:
@@ -101,7 +90,13 @@ def dead_destinations(instrs) -> frozenset[int] | None:
 def opcodes_from(cfg: Cfg, instrs) -> list[frozenset]:
     """Per block, the opcodes of the instructions in it or in any block reachable from it
     (may a thread waiting there still meet a warp-synchronous operation?)."""
-    reach = [set(ins.opcode for ins in instrs[b.start:b.end]) for b in cfg.blocks]
+    return _reachable(cfg, [set(ins.opcode for ins in instrs[b.start:b.end])
+                            for b in cfg.blocks])
+
+
+def _reachable(cfg: Cfg, reach: list[set]) -> list[frozenset]:
+    """Per block, the union of `reach` over it and every block reachable from it (a
+    backward fixpoint; blocks are few). `reach` is updated in place."""
     changed = True
     while changed:
         changed = False
