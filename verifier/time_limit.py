@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from typing import Iterator
 
 DEFAULT_TIME_LIMIT_S = 1800.0
+REPEAT_S = 0.2
 
 
 class TimeLimitReached(BaseException):
@@ -37,7 +38,9 @@ def time_limit(seconds: float | None) -> Iterator[None]:
         raise TimeLimitReached(seconds)
 
     previous = signal.signal(signal.SIGALRM, _reached)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    # (and again every REPEAT_S after: an exception raised where Python ignores it, in a gc
+    # callback or a __del__, is lost, so the limit is raised until one reaches the caller)
+    signal.setitimer(signal.ITIMER_REAL, seconds, REPEAT_S)
     try:
         yield
     finally:

@@ -26,6 +26,19 @@ def test_the_limit_interrupts_a_busy_loop_and_is_no_exception():
     assert not issubclass(TimeLimitReached, Exception)      # no `except Exception` hides it
 
 
+def test_a_limit_swallowed_where_python_ignores_exceptions_is_raised_again():
+    class Swallows:
+        def __del__(self):
+            time.sleep(0.5)          # the alarm fires here, and Python ignores what __del__ raises
+
+    start = time.perf_counter()
+    with pytest.raises(TimeLimitReached):
+        with time_limit(0.1):
+            Swallows()               # (collected at once: the limit passes inside __del__)
+            while time.perf_counter() - start < 5:
+                pass                 # (without the repeat: no exception, "DID NOT RAISE")
+
+
 def test_no_limit_and_a_limit_not_reached_change_nothing():
     with time_limit(0):
         pass
