@@ -617,7 +617,7 @@ def _indexed(check, *args):
 
 
 def _shape(scalars: dict) -> str:
-    return ", ".join(f"{k}={v}" for k, v in sorted(scalars.items()))
+    return ", ".join(f"{k}={v}" for k, v in sorted(scalars.items())) or "the one launch shape"
 
 
 def _races(ctx: _Ctx, role: str, launch: SymbolicLaunch, sp: ShapePlan, fixed: dict,

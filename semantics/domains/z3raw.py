@@ -77,8 +77,9 @@ class _Counted:
         _INC_REF(ctx.ctx, ast)
 
     def __del__(self):
-        # (at interpreter exit the context or this module may already be gone)
-        if self.ast is not None and self.ctx.ctx is not None and _DEC_REF is not None:
+        # (at interpreter exit the context or this module may already be gone; an exception
+        # such as `--time-limit`'s may interrupt __init__ before `ast` is set)
+        if getattr(self, "ast", None) is not None and self.ctx.ctx is not None and _DEC_REF is not None:
             _DEC_REF(self.ctx.ctx, self.ast)
             self.ast = None
 

@@ -834,7 +834,7 @@ class SymbolicPort:
             if lane not in split_of:
                 f = int(flat[lane])
                 old = self._read_place(x, arr, f, nbytes, mask[lane], init, lane)
-                self._track_atomic(init, f, nbytes, mask[lane])
+                self._track_atomic(init, f, nbytes)
                 new = update(SymbolicDomain(1), [old], [lane])[0]
                 m = mask[lane]
                 delta = None if _concrete(m) else self._delta(update, lane, w)
@@ -864,6 +864,7 @@ class SymbolicPort:
                 if delta is not None:
                     increment = z3raw.If(tests[k], step, zero)
                 old = _term(self._read_place(x, arr_k, f, nbytes, ck, init_k, lane), w)
+                self._track_atomic(init_k, f, nbytes)
                 if delta is None:
                     new = update(SymbolicDomain(1), [old], [lane])[0]
                     self._write(arr_k, f, nbytes,
@@ -909,15 +910,18 @@ class SymbolicPort:
                 None if any(dl is None for dl in deltas) else deltas, w, x.ins.loc)
             for lane, old in zip(g, olds):
                 out[lane] = old
-            self._track_atomic(init, f, nbytes, True if all(_concrete(mask[lane]) and
-                                                            mask[lane] for lane in g) else False)
+            self._track_atomic(init, f, nbytes)
             self._write(arr, f, nbytes, z3.simplify(final))
             done.update(g)
         return done
 
     @staticmethod
-    def _track_atomic(init, f: int, nbytes: int, m) -> None:
-        if init is not None and _concrete(m) and m:
+    def _track_atomic(init, f: int, nbytes: int) -> None:
+        """An atomic writes back a word built from the old one as `_read_place` read it (the
+        launch constants of never-written bytes included), whether or not its lane's
+        condition holds: from here on the stored word is the whole truth. (Left unmarked, a
+        later read took the launch value alone and lost the atomic's effect.)"""
+        if init is not None:
             init[f:f + nbytes] = True
 
     @staticmethod

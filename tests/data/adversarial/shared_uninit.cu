@@ -18,3 +18,24 @@ extern "C" __global__ void select_magic_unwritten(const int* x, int* out, int n)
     if (t < n)
         out[t] = (x[t] == MAGIC) ? s[t + 32] : x[t];
 }
+
+// Counting into shared bins nobody zeroed, read before and after: the difference is the
+// count whatever the bins held at launch. The counts happen only behind a test random inputs
+// never pass, so only the symbolic run can show them (an atomic at a data-dependent address
+// into never-written memory must keep the launch value it adds to).
+extern "C" __global__ void count_nothing(const int* x, const int* y, int* out)
+{
+    out[threadIdx.x] = 0;
+}
+
+extern "C" __global__ void count_magic_unzeroed(const int* x, const int* y, int* out)
+{
+    __shared__ int s[32];
+    int t = threadIdx.x;
+    int before = s[t];
+    __syncthreads();
+    if (x[t] == MAGIC)
+        atomicAdd(&s[y[t] & 31], 1);
+    __syncthreads();
+    out[t] = s[t] - before;
+}
