@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 from verifier.certs import manifest as mf  # noqa: E402
 from verifier.certs.gate import PASS, run_gate  # noqa: E402
 from verifier.certs.prove import fixed_from_sets  # noqa: E402
-from verifier.equiv import verify  # noqa: E402
+from verifier.api import verify  # noqa: E402
 from verifier.solvers import available_backends  # noqa: E402
 from verifier.spec import load_spec  # noqa: E402
 

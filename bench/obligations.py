@@ -55,7 +55,7 @@ RUNS = ([("saxpy/fma_bitexact.toml", {"n": 1}, None),
 def collect(directory: Path, timeout_s: float) -> None:
     from dataclasses import replace
 
-    from verifier.equiv import verify
+    from verifier.api import verify
     from verifier.spec import load_spec
     for path, fixed, mode in RUNS:
         spec = load_spec(K / path)

@@ -58,7 +58,7 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=30.0)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    from verifier.equiv import verify
+    from verifier.api import verify
     print(f"# keq bench/tv.py on {platform.node()} ({platform.processor() or platform.machine()},"
           f" python {platform.python_version()})", file=sys.stderr)
     rows = []

@@ -34,7 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from verifier.equiv import verify  # noqa: E402
+from verifier.api import verify  # noqa: E402
 from verifier.gc_policy import collect_less  # noqa: E402
 from verifier.parallel import default_jobs  # noqa: E402
 from verifier.solvers import DEFAULT_SOLVERS, available_backends  # noqa: E402

@@ -92,19 +92,19 @@ def ptx_kernel(ptx_line: str, reg_decls: dict[str, str]) -> str:
 
 
 @lru_cache(maxsize=4096)
-def _parsed(text: str):
+def parsed_ptx(text: str):
     return parse_ptx(text, "<harness>")
 
 
 @lru_cache(maxsize=4096)
 def _prepared(text: str):
-    return prepare(_parsed(text), "k")
+    return prepare(parsed_ptx(text), "k")
 
 
 def parse_line_form(ptx_line: str, reg_decls: dict[str, str]):
     """The static `Form` of the instruction (parsed, not prepared: works for unsupported
     forms too)."""
-    return _parsed(ptx_kernel(ptx_line, reg_decls)).functions["k"].instructions[0].form
+    return parsed_ptx(ptx_kernel(ptx_line, reg_decls)).functions["k"].instructions[0].form
 
 
 def _lanes(inputs: dict[str, Sequence], lanes: int | None) -> int:
@@ -118,7 +118,7 @@ def _lanes(inputs: dict[str, Sequence], lanes: int | None) -> int:
     return ns.pop() if ns else 1
 
 
-def _dest_regs(ins) -> list[Reg]:
+def dest_regs(ins) -> list[Reg]:
     if not ins.operands:
         return []
     op = ins.operands[0]
@@ -127,7 +127,7 @@ def _dest_regs(ins) -> list[Reg]:
     return [o for o in ops if isinstance(o, Reg)]
 
 
-def _is_concrete(x) -> bool:
+def is_concrete(x) -> bool:
     return isinstance(x, (int, bool, np.integer, np.bool_))
 
 
@@ -135,11 +135,11 @@ def _seed(d, kind: str, values: Sequence, t) -> Any:
     if t.kind == "pred":
         if kind == "concrete":
             return np.array([bool(v) for v in values], dtype=bool)
-        return [bool(v) if _is_concrete(v) else v for v in values]
+        return [bool(v) if is_concrete(v) else v for v in values]
     m = (1 << t.bits) - 1
     if kind == "concrete":
         return np.array([int(v) & m for v in values], dtype=np.uint64)
-    return [int(v) & m if _is_concrete(v) else v for v in values]
+    return [int(v) & m if is_concrete(v) else v for v in values]
 
 
 def _out(kind: str, v, t, n: int) -> list:
@@ -151,7 +151,7 @@ def _out(kind: str, v, t, n: int) -> list:
     for e in v:
         if isinstance(e, (bool, np.bool_)):
             out.append(bool(e))
-        elif _is_concrete(e):
+        elif is_concrete(e):
             out.append(int(e))
         else:
             out.append(e)
@@ -179,7 +179,7 @@ def execute(ptx_line: str, reg_decls: dict[str, str], inputs: dict[str, Sequence
     ex.ins = ins
     ex.mask = d.pconst(True) if mask is None else _seed(d, domain_kind, mask, TYPES["pred"])
     kernel.semantics[0](ex)
-    names = list(outputs) if outputs is not None else [r.name for r in _dest_regs(ins)]
+    names = list(outputs) if outputs is not None else [r.name for r in dest_regs(ins)]
     out = {}
     for name in names:
         t = TYPES[reg_decls[name]]
@@ -196,14 +196,14 @@ def run_instruction(ptx_line: str, reg_decls: dict[str, str], inputs: dict[str, 
 def to_hex(v, t=None) -> str:
     if isinstance(v, (bool, np.bool_)):
         return str(bool(v))
-    if _is_concrete(v):
+    if is_concrete(v):
         return hex(int(v))
     return str(v)
 
 
-def _z3_value(e, t):
+def z3_value(e, t):
     """A symbolic output lane (after substitution and simplification) as int/bool."""
-    if _is_concrete(e):
+    if is_concrete(e):
         return bool(e) if t.kind == "pred" else int(e)
     s = z3.simplify(e)
     if z3.is_true(s):
@@ -225,7 +225,7 @@ def _z3_value(e, t):
         return s
     solver.add(probe != v)
     if solver.check() == z3.unsat:
-        return _z3_value(v, t)
+        return z3_value(v, t)
     return s                                          # not a constant: reported as a mismatch
 
 
@@ -618,7 +618,7 @@ def symbolic_backend(c: FormCase, inputs: dict[str, list]) -> Outcome:
         out = []
         for v in vals:
             if isinstance(v, z3.ExprRef):
-                v = _z3_value(z3.substitute(v, *subst) if subst else v, t)
+                v = z3_value(z3.substitute(v, *subst) if subst else v, t)
             out.append(v)
         values[reg] = out
     return Outcome(values, r.effect_whats())
@@ -628,14 +628,14 @@ def symbolic_backend(c: FormCase, inputs: dict[str, list]) -> Outcome:
 
 def _same(a, b, t) -> bool:
     if isinstance(b, z3.ExprRef) and "keq!u" in b.sexpr():
-        return _allows(b, a, t)
+        return allows(b, a, t)
     if TYPES[t].kind == "pred":
         return isinstance(a, bool) and isinstance(b, bool) and a == b
     return (isinstance(a, int) and not isinstance(a, bool) and isinstance(b, int)
             and not isinstance(b, bool) and a == b)
 
 
-def _allows(term, value, t) -> bool:
+def allows(term, value, t) -> bool:
     """A symbolic result that depends on what the ISA leaves open (`keq!u!` constants,
     `keq!uf!` functions: an unspecified NaN, a value read from a lane that does not take
     part) is a set of values: the emulator's must be one of them."""

@@ -14,26 +14,19 @@ from __future__ import annotations
 
 import z3
 
+from verifier.terms import TermMemo, any_subterm
+
 PREFIX = "abstract!fp!"
 
 
 class FloatAbstraction:
     def __init__(self) -> None:
-        # Keyed by term id; z3 reuses the id of a freed term, so the terms are kept alive.
-        self.memo: dict[int, z3.ExprRef] = {}
-        self.mentions: dict[int, bool] = {}
-        self.pinned: list = []
+        self.memo: TermMemo = TermMemo()             # term -> its abstraction
+        self.float_free: TermMemo[bool] = TermMemo()
         self.count = 0
 
     def _mentions_float(self, t) -> bool:
-        key = t.get_id()
-        hit = self.mentions.get(key)
-        if hit is None:
-            hit = z3.is_fp(t) or z3.is_fprm(t) or any(self._mentions_float(c)
-                                                     for c in t.children())
-            self.mentions[key] = hit
-            self.pinned.append(t)
-        return hit
+        return any_subterm(lambda e: z3.is_fp(e) or z3.is_fprm(e), t, self.float_free)
 
     def _fresh(self, t):
         self.count += 1
@@ -44,8 +37,7 @@ class FloatAbstraction:
         """`t` with its floating-point parts replaced by constants."""
         if isinstance(t, int):
             return t
-        key = t.get_id()
-        hit = self.memo.get(key)
+        hit = self.memo.get(t)
         if hit is not None:
             return hit
         if not self._mentions_float(t):
@@ -58,9 +50,7 @@ class FloatAbstraction:
         else:
             kids = [self(c) for c in t.children()]
             out = t.decl()(*kids) if kids else t
-        self.memo[key] = out
-        self.pinned.append(t)
-        return out
+        return self.memo.put(t, out)
 
 
 __all__ = ["FloatAbstraction"]

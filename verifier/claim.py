@@ -9,12 +9,12 @@ from typing import Any
 import z3
 
 from semantics.machine.symbolic_run import SymBuffer
-from verifier.counterexample import _domain
+from verifier.counterexample import scalar_domain
 from verifier.spec import (CLAIM_NAMES, FLOAT_FORMATS, PairSpec, ParamSpec, float_bits,
                            float_value, int_bounds, type_bits)
 
 
-def _launch_scalars(spec: PairSpec) -> set[str]:
+def launch_scalars(spec: PairSpec) -> set[str]:
     names: set[str] = set()
     for side in (spec.reference, spec.candidate):
         for e in (*side.grid, *side.block):
@@ -29,13 +29,13 @@ def _launch_scalars(spec: PairSpec) -> set[str]:
 
 def assignments(spec: PairSpec, fixed: dict[str, int], limit: int) -> tuple[list[dict], str]:
     """Every allowed combination of the enumerated scalars, or ([], why) if too many."""
-    shaping = _launch_scalars(spec)
+    shaping = launch_scalars(spec)
     axes: list[tuple[str, list[int]]] = []
     for p in spec.scalars:
         if p.name in fixed:
             axes.append((p.name, [fixed[p.name]]))
         elif p.name in shaping:
-            dom = _domain(p)
+            dom = scalar_domain(p)
             if dom is None:
                 lo, hi = int_bounds(p.type)
                 return [], (f"scalar '{p.name}' shapes the launch and has no range: "
@@ -61,7 +61,7 @@ def assignments(spec: PairSpec, fixed: dict[str, int], limit: int) -> tuple[list
     return out, ""
 
 
-def _symbolic_inputs(spec: PairSpec, env: dict[str, int],
+def symbolic_inputs(spec: PairSpec, env: dict[str, int],
                      lengths: dict[str, int] | None = None):
     """Shared symbolic inputs: one fresh variable per buffer element and per free scalar.
     Buffers are `lengths[name]` long when given (a maximal launch), else as `env` says."""
@@ -88,7 +88,7 @@ def _symbolic_inputs(spec: PairSpec, env: dict[str, int],
             if p.is_float:
                 constraints += _float_constraints(p, v)
                 continue
-            dom = _domain(p)
+            dom = scalar_domain(p)
             if dom is not None:
                 signed = p.type.startswith("s")
                 lo, hi = min(dom), max(dom)

@@ -9,17 +9,17 @@ import z3
 from semantics.errors import KeqError
 from semantics.machine import MemoryFault
 from semantics.machine.executor import ExecutionError
-from verifier.emulate import run_side
+from verifier.emulate import EmulatedSide, run_side
 from verifier.spec import (PairSpec, ParamSpec, draw_scalars, first_allowed, int_bounds,
                            make_inputs, type_bits)
 from semantics.choices import CONSTANT_PREFIX, FUNCTION_PREFIX, Choices, describe_values
-from verifier.term_eval import free_constants, function_names
-from verifier.testing import difference_under_choices, note_for, ordinary_floats
-from verifier.verdict import (INCONCLUSIVE, NOT_EQUIVALENT, Counterexample, InternalError,
-                              Verdict, _Ctx)
+from verifier.terms import free_constants, function_names
+from verifier.testing import difference_under_choices, differences, note_for, ordinary_floats
+from verifier.run import Run
+from verifier.verdict import NOT_EQUIVALENT, Counterexample, InternalError, Verdict
 
 
-def _domain(p: ParamSpec) -> list[int] | None:
+def scalar_domain(p: ParamSpec) -> list[int] | None:
     """An integer scalar's allowed values, None when it has no range or values. Only integer
     scalars shape a launch (the spec loader refuses a float in an expression); a float
     scalar's values are not a list of launch shapes: None."""
@@ -32,44 +32,25 @@ def _domain(p: ParamSpec) -> list[int] | None:
     return None
 
 
-def _env(env: dict) -> str:
+def shape_text(env: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(env.items())) or "the only launch shape"
 
 
-def _inconclusive(ctx: _Ctx, reason: str) -> Verdict:
-    return Verdict(INCONCLUSIVE, "", (reason,))
-
-
-def _variables(terms) -> set[str]:
+def variables_in(terms) -> set[str]:
     """Names of the uninterpreted constants in terms."""
     return {str(c) for c in free_constants(*[t for t in terms if not isinstance(t, int)])}
 
 
-def _replay(ctx: _Ctx, env: dict, inputs: dict, *, races: bool = False,
-            shared_fill: int | None = None, choices: Choices | None = None):
+def _replay(ctx: Run, env: dict, inputs: dict, *, races: bool = False,
+            shared_fill: int | None = None,
+            choices: Choices | None = None) -> dict[str, EmulatedSide]:
     """Both kernels on the emulator; `choices` (default: the context's) resolves what the
     ISA leaves open, each kernel under its role's names (`semantics.choices`)."""
     spec = ctx.spec
-    out = {}
-    for role in ("reference", "candidate"):
-        final, result = run_side(spec.side(role), inputs, env, detect_races=races,
-                                 shared_fill=shared_fill,
-                                 choices=choices if choices is not None else ctx.choices,
-                                 tag=role)
-        out[role] = (final, result)
-    return out
-
-
-def _differences(spec: PairSpec, ref: dict, cand: dict):
-    diffs = []
-    for p in spec.params:
-        if not p.is_buffer or p.access not in ("out", "inout"):
-            continue
-        a = np.ascontiguousarray(ref[p.name]).view(f"u{p.dtype.itemsize}").reshape(-1)
-        b = np.ascontiguousarray(cand[p.name]).view(f"u{p.dtype.itemsize}").reshape(-1)
-        for i in np.nonzero(a != b)[0][:16].tolist():
-            diffs.append((p.name, i, int(a[i]), int(b[i])))
-    return tuple(diffs)
+    return {role: run_side(spec.side(role), inputs, env, detect_races=races,
+                           shared_fill=shared_fill,
+                           choices=choices if choices is not None else ctx.choices, tag=role)
+            for role in ("reference", "candidate")}
 
 
 def _far_apart(spec: PairSpec, ref: dict, cand: dict, rel: float = 1e-3) -> bool:
@@ -126,7 +107,7 @@ def model_inputs(ctx, env, value_of, variables, seed) -> tuple[dict, dict]:
     for name, (pname, idx, v) in variables.items():
         if idx is None:
             p = spec.param(pname)
-            scalars[pname] = _from_bits(p, value_of(v))
+            scalars[pname] = from_bits(p, value_of(v))
             if not p.allows(scalars[pname]):
                 # The model does not mention this scalar (`value_of` answers 0 for it): the
                 # obligation does not depend on it, so any allowed value replays it. (One it
@@ -143,7 +124,7 @@ def model_inputs(ctx, env, value_of, variables, seed) -> tuple[dict, dict]:
     return scalars, inputs
 
 
-def _model_counterexample(ctx, env, value_of, variables, seed,
+def model_counterexample(ctx, env, value_of, variables, seed,
                           chosen: dict[str, int] | None = None) -> Verdict:
     """`value_of(variable) -> bit pattern` reads the solver's model; `chosen` holds its
     values for what the ISA leaves open (`semantics.choices.chosen_values`): the replay
@@ -153,29 +134,29 @@ def _model_counterexample(ctx, env, value_of, variables, seed,
     choices = ctx.choices.with_values(chosen) if chosen else ctx.choices
     rep = _replay(ctx, scalars, {k: (v.copy() if isinstance(v, np.ndarray) else v)
                                  for k, v in inputs.items()}, choices=choices)
-    ref, cand = rep["reference"][0], rep["candidate"][0]
-    diffs = _differences(spec, ref, cand)
+    ref, cand = rep["reference"].final, rep["candidate"].final
+    diffs = differences(spec, ref, cand)
     if not diffs:
         if ctx.assumptions or _mentions_functions(ctx.witness):
-            return _inconclusive(ctx, "the solver found inputs on which the kernels may differ "
+            return ctx.inconclusive("the solver found inputs on which the kernels may differ "
                                       "only through approximate functions or values the PTX "
                                       "ISA leaves unspecified (such as the NaN an operation "
                                       "returns); the emulator's model of them shows no "
                                       "difference")
         raise InternalError("a solver model did not reproduce on the emulator (keq bug): "
-                            f"{_env(scalars)}")
+                            f"{shape_text(scalars)}")
     unsettled = _depends_on_reference_choices(ctx, scalars, inputs, choices, diffs)
     if unsettled is not None:
         return unsettled
     if _mentions_functions(ctx.witness) and not _for_every_function(ctx.witness, value_of,
                                                                       variables, chosen or {}):
-        return _inconclusive(ctx, "the kernels differ on these inputs only for some of the "
+        return ctx.inconclusive("the kernels differ on these inputs only for some of the "
                                   "values the hardware fixes but the PTX ISA leaves open (the "
                                   "NaN an operation returns, an approximate function's "
                                   "value): name a target assumption to decide it")
     depends = []
     if ctx.witness is not None:
-        depends = sorted(_variables(ctx.witness), key=lambda n: (n.split("[")[0], len(n), n))
+        depends = sorted(variables_in(ctx.witness), key=lambda n: (n.split("[")[0], len(n), n))
     cex = Counterexample(scalars, inputs, _outs(spec, ref), _outs(spec, cand), diffs,
                          depends_on=tuple(depends), choices=choices,
                          note=describe_choices(choices, rep))
@@ -235,7 +216,7 @@ def _depends_on_reference_choices(ctx, scalars, inputs, choices, diffs) -> Verdi
     if all(_same_outputs(outs[0], o) for o in outs[1:]):
         return None
     raise KeqError(f"the reference's outputs depend on what the PTX ISA leaves open (at "
-                   f"{_env(scalars)}: never-written registers or memory, volatile special "
+                   f"{shape_text(scalars)}: never-written registers or memory, volatile special "
                    f"registers, the order of atomics): the claim is about a deterministic "
                    f"reference")
 
@@ -268,7 +249,7 @@ def _outs(spec: PairSpec, vals: dict) -> dict:
             if p.is_buffer and p.access in ("out", "inout")}
 
 
-def _from_bits(p: ParamSpec, bits: int):
+def from_bits(p: ParamSpec, bits: int):
     """A scalar's value from its bit pattern, as keq passes it (`scalar_value`): a float is
     a numpy float of its type (bf16: np.uint16 bits), its exact bits kept (a NaN's payload
     and a signalling NaN would not survive a Python float)."""
@@ -279,7 +260,7 @@ def _from_bits(p: ParamSpec, bits: int):
     return bits - (1 << w) if lo < 0 and bits >= 1 << (w - 1) else bits
 
 
-def _concrete_inputs(ctx, env: dict, seed: int, *,
+def concrete_inputs(ctx, env: dict, seed: int, *,
                      random_scalars: bool = False) -> tuple[dict, dict]:
     """Replay inputs for a launch shape: random buffer contents, and the free scalars at their
     least allowed value (for replays whose behaviour does not depend on them) or, with
@@ -297,7 +278,7 @@ def _concrete_inputs(ctx, env: dict, seed: int, *,
     return scalars, inputs
 
 
-def _test_for_difference(ctx, env: dict, seed: int, trials: int,
+def tested_difference(ctx, env: dict, seed: int, trials: int,
                          terms: dict | None = None, other_choices: bool = False
                          ) -> Verdict | None:
     """Run both kernels on random inputs of this launch shape; a bit difference (bitexact) in
@@ -307,7 +288,7 @@ def _test_for_difference(ctx, env: dict, seed: int, trials: int,
     if ctx.spec.mode == "real":
         return None
     for k in range(trials):
-        scalars, inputs = _concrete_inputs(ctx, env, seed + 1 + k, random_scalars=True)
+        scalars, inputs = concrete_inputs(ctx, env, seed + 1 + k, random_scalars=True)
         if k % 2:
             inputs = ordinary_floats(inputs, seed + 1 + k)
         rep = _replay(ctx, scalars, {n: (v.copy() if isinstance(v, np.ndarray) else v)
@@ -316,13 +297,13 @@ def _test_for_difference(ctx, env: dict, seed: int, trials: int,
         if found is None:
             continue
         choices, cand, diffs = found
-        note = note_for(choices, rep["candidate"][1].effects) or (
+        note = note_for(choices, rep["candidate"].result.effects) or (
             f"with {choices.describe()}, one execution the GPU may give, the outputs differ"
             if choices != ctx.choices else "found by random testing before solving")
         # The inputs that matter: those the first differing element's terms mention.
         pair = (terms or {}).get(diffs[0][:2], ())
-        depends = sorted(_variables(pair), key=lambda n: (n.split("[")[0], len(n), n))
-        cex = Counterexample(scalars, inputs, _outs(ctx.spec, rep["reference"][0]),
+        depends = sorted(variables_in(pair), key=lambda n: (n.split("[")[0], len(n), n))
+        cex = Counterexample(scalars, inputs, _outs(ctx.spec, rep["reference"].final),
                              _outs(ctx.spec, cand), diffs, note=note,
                              depends_on=tuple(depends), choices=choices)
         return Verdict(NOT_EQUIVALENT, "", (f"{len(diffs)}+ output element(s) differ",),
@@ -330,8 +311,8 @@ def _test_for_difference(ctx, env: dict, seed: int, trials: int,
     return None
 
 
-def _fault_counterexample(ctx, env, error, seed) -> Verdict:
-    scalars, inputs = _concrete_inputs(ctx, env, seed)
+def fault_counterexample(ctx, env, error, seed) -> Verdict:
+    scalars, inputs = concrete_inputs(ctx, env, seed)
     try:
         _replay(ctx, scalars, inputs)
     except (MemoryFault, ExecutionError) as e:
@@ -340,11 +321,12 @@ def _fault_counterexample(ctx, env, error, seed) -> Verdict:
     raise InternalError(f"the candidate faulted symbolically but not on replay: {error}")
 
 
-def _faulted(role: str, scalars: dict, inputs: dict, e) -> Verdict:
+def faulted(role: str, scalars: dict, inputs: dict, e) -> Verdict:
     """A fault on replay: a verdict for the candidate, an error about the spec for the
     reference."""
     if role == "reference":
-        raise KeqError(f"the reference kernel faults at {_env(scalars)}: {e.render()}") from None
+        raise KeqError(f"the reference kernel faults at {shape_text(scalars)}: "
+                       f"{e.render()}") from None
     cex = Counterexample(scalars, inputs, {}, {}, (), note=e.render())
     return Verdict(NOT_EQUIVALENT, "", (f"the candidate faults: {e}",), counterexample=cex)
 
@@ -354,12 +336,12 @@ def replay_fault(ctx, role: str, scalars: dict, seed: int,
     """Run `role` concretely at `scalars` (random inputs unless given); a fault is a verdict
     (about the spec for the reference). None when it does not fault."""
     if inputs is None:
-        scalars, inputs = _concrete_inputs(ctx, scalars, seed)
+        scalars, inputs = concrete_inputs(ctx, scalars, seed)
     try:
         run_side(ctx.spec.side(role), {k: (v.copy() if isinstance(v, np.ndarray) else v)
                                        for k, v in inputs.items()}, scalars)
     except (MemoryFault, ExecutionError) as e:
-        return _faulted(role, scalars, inputs, e)
+        return faulted(role, scalars, inputs, e)
     return None
 
 
@@ -372,7 +354,7 @@ def replay_race(ctx, role: str, scalars: dict, inputs: dict,
         _, result = run_side(ctx.spec.side(role), inputs, scalars, detect_races=True,
                              choices=ctx.choices, tag=role)
     except (MemoryFault, ExecutionError) as e:     # (an .nc load of written memory, ...)
-        return _faulted(role, scalars, inputs, e)
+        return faulted(role, scalars, inputs, e)
     races = [e for e in result.effects if e.kind == "race"]
     if not races:
         if orders and any(e.kind == "nondeterministic" and e.what.startswith(ORDERED)
@@ -380,7 +362,7 @@ def replay_race(ctx, role: str, scalars: dict, inputs: dict,
             return ORDERED
         return None
     if role == "reference":
-        raise KeqError(f"the reference kernel has a data race at {_env(scalars)}: "
+        raise KeqError(f"the reference kernel has a data race at {shape_text(scalars)}: "
                        f"{races[0].what}")
     cex = Counterexample(scalars, inputs, {}, {}, (), note=races[0].what)
     return Verdict(NOT_EQUIVALENT, "", (f"the candidate has a data race: {races[0].what}",),
@@ -390,12 +372,12 @@ def replay_race(ctx, role: str, scalars: dict, inputs: dict,
 ORDERED = "morally strong accesses"      # (the concrete detector's effect for them)
 
 
-def _race_check(ctx, env, seed) -> Verdict | None | str:
+def race_check(ctx, env, seed) -> Verdict | None | str:
     """Races at one shape whose accesses do not depend on the inputs: a verdict, None, or
     the string ORDERED when morally strong accesses met in an order the scheduler chooses
     (no race, but the outputs may depend on it: the caller checks the shape the symbolic
     launch's way, every access logged)."""
-    scalars, inputs = _concrete_inputs(ctx, env, seed)
+    scalars, inputs = concrete_inputs(ctx, env, seed)
     for role in ("reference", "candidate"):
         verdict = replay_race(ctx, role, scalars, inputs, orders=True)
         if verdict is not None:
@@ -414,7 +396,7 @@ def pretest(ctx, envs: list[dict], seed: int) -> Verdict | None:
         return None
     spec = ctx.spec
     for k, env in enumerate(envs):
-        scalars, inputs = _concrete_inputs(ctx, env, seed + 7 + k, random_scalars=True)
+        scalars, inputs = concrete_inputs(ctx, env, seed + 7 + k, random_scalars=True)
         if spec.mode != "bitexact":
             # finite, moderate floats: real-mode outputs far apart then mean something
             rng = np.random.default_rng(seed + 11 + k)
@@ -430,18 +412,18 @@ def pretest(ctx, envs: list[dict], seed: int) -> Verdict | None:
                 final, result = run_side(spec.side(role), copied, scalars, detect_races=True,
                                          choices=ctx.choices, tag=role)
             except (MemoryFault, ExecutionError) as e:
-                return _faulted(role, scalars, inputs, e)
+                return faulted(role, scalars, inputs, e)
             races = [e for e in result.effects if e.kind == "race"]
             if races:
                 if role == "reference":
                     raise KeqError(f"the reference kernel has a data race at "
-                                   f"{_env(scalars)}: {races[0].what}")
+                                   f"{shape_text(scalars)}: {races[0].what}")
                 cex = Counterexample(scalars, inputs, {}, {}, (), note=races[0].what)
                 return Verdict(NOT_EQUIVALENT, "", (f"the candidate has a data race: "
                                                     f"{races[0].what}",), counterexample=cex)
             effects[role] = list(result.effects)
             finals[role] = final
-            runs[role] = (final, result)
+            runs[role] = EmulatedSide(final, result)
         if spec.mode != "bitexact":
             # Rounding differences prove nothing in real mode, but a large one marks a shape
             # worth checking on its own should the whole claim stay undecided.
@@ -451,7 +433,7 @@ def pretest(ctx, envs: list[dict], seed: int) -> Verdict | None:
         found = difference_under_choices(ctx, scalars, inputs, runs, seed + k)
         if found is not None:
             choices, cand, diffs = found
-            note = note_for(choices, runs["candidate"][1].effects) or \
+            note = note_for(choices, runs["candidate"].result.effects) or \
                 "found by random testing before the symbolic run"
             cex = Counterexample(scalars, inputs, _outs(spec, finals["reference"]),
                                  _outs(spec, cand), diffs, note=note, choices=choices)

@@ -6,12 +6,19 @@ param's final value by spec param name out (buffers updated from the launch).
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 from semantics.choices import Choices, Target
 from semantics.machine import prepare, run_kernel
 from semantics.machine.kernel import PreparedKernel
 from verifier.spec import Side
+
+
+class EmulatedSide(NamedTuple):
+    """One side run on the emulator: every param's final value by spec name, and the launch
+    result (effects, races, coverage)."""
+    final: dict[str, Any]
+    result: Any
 
 
 def prepare_side(side: Side) -> PreparedKernel:
@@ -35,10 +42,10 @@ def choices_of(spec) -> Choices:
 
 
 def run_side(side: Side, values: Mapping[str, Any], scalars: Mapping[str, Any], *,
-             prepared: PreparedKernel | None = None, **run_kw):
+             prepared: PreparedKernel | None = None, **run_kw) -> EmulatedSide:
     """Launch `side` with `values` (every param by spec name; buffers are not modified).
 
-    Returns `(final, result)`: every param's final value by spec name, and the
+    Returns the `EmulatedSide`: every param's final value by spec name, and the
     `LaunchResult`. `run_kw` goes to `run_kernel` (detect_races=, coverage=, ...)."""
     grid, block = side.launch(scalars)
     args = side.kernel_args(values)
@@ -50,4 +57,4 @@ def run_side(side: Side, values: Mapping[str, Any], scalars: Mapping[str, Any], 
     for name, kp in zip(side.arg_names, kparams):
         if kp.name in result.buffers:
             final[name] = result.buffers[kp.name]
-    return final, result
+    return EmulatedSide(final, result)

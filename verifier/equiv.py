@@ -42,28 +42,31 @@ from semantics.errors import KeqError, ShapeMachineryNeeded, UnsupportedError
 from semantics.machine import MemoryFault
 from semantics.machine.executor import ExecutionError, UnrollLimit
 from semantics.machine.symbolic_run import SymbolicLaunch, run_symbolic
-from verifier.claim import _symbolic_inputs, assignments, claim_text
-from verifier.counterexample import (_env, _fault_counterexample, _inconclusive,
-                                     _race_check, _test_for_difference, ORDERED)
+from verifier.claim import assignments, claim_text, symbolic_inputs
+from verifier.counterexample import (ORDERED, fault_counterexample, race_check, shape_text,
+                                     tested_difference)
 from verifier.effects import judge_effects
 from verifier.emulate import choices_of, prepare_side
 from verifier.termination import never_ends
-from verifier.outputs import _outputs, _same, compare_outputs
+from verifier.outputs import compare_outputs, output_terms, same_term
 from verifier.parallel import check_shapes_in_parallel
-from verifier.shapes import CheckAt, ShapeFallback, check_shapes, plan, plan_at
+from verifier.shape_plan import CheckAt, ShapeFallback, plan, plan_at
+from verifier.shapes import check_shapes
 from verifier.solvers import DEFAULT_SOLVERS
 from verifier.spec import PairSpec
+from verifier.run import Run, StageLog
 from verifier.verdict import (EQUIVALENT, INCONCLUSIVE, NOT_EQUIVALENT, Counterexample,
-                              InternalError, Stage, StageLog, Verdict, _Ctx)
+                              InternalError, Stage, StageStatus, Verdict, VerdictKind)
 
 __all__ = ["EQUIVALENT", "INCONCLUSIVE", "NOT_EQUIVALENT", "Counterexample", "InternalError",
-           "Stage", "Verdict", "verify", "claim_text", "assignments"]
+           "Stage", "StageStatus", "Verdict", "VerdictKind", "verify", "claim_text",
+           "assignments"]
 
 
 # -- one assignment ---------------------------------------------------------------------------
 
 
-def _run_side_symbolic(ctx: _Ctx, role: str, values: dict, env: dict) -> SymbolicLaunch:
+def _run_side_symbolic(ctx: Run, role: str, values: dict, env: dict) -> SymbolicLaunch:
     side = ctx.spec.side(role)
     k = ctx.prepared.get(role)
     if k is None:
@@ -75,10 +78,10 @@ def _run_side_symbolic(ctx: _Ctx, role: str, values: dict, env: dict) -> Symboli
                         read_only=side.read_only_params(k.fn.params))
 
 
-def check_assignment(ctx: _Ctx, env: dict[str, int], seed: int) -> Verdict | None:
+def check_assignment(ctx: Run, env: dict[str, int], seed: int) -> Verdict | None:
     """None when the assignment is proved; else the verdict it forces."""
     spec = ctx.spec
-    values, constraints, variables = _symbolic_inputs(spec, env)
+    values, constraints, variables = symbolic_inputs(spec, env)
     t0 = time.perf_counter()
     launches = {}
     for role in ("reference", "candidate"):
@@ -86,73 +89,71 @@ def check_assignment(ctx: _Ctx, env: dict[str, int], seed: int) -> Verdict | Non
             launches[role] = _run_side_symbolic(ctx, role, values, env)
         except MemoryFault as e:
             if role == "reference":
-                raise KeqError(f"the reference kernel faults at {_env(env)}: {e.render()}")
-            return _fault_counterexample(ctx, env, e, seed)
+                raise KeqError(f"the reference kernel faults at {shape_text(env)}: {e.render()}")
+            return fault_counterexample(ctx, env, e, seed)
         except ExecutionError as e:
             if role == "reference":
-                raise KeqError(f"the reference kernel fails at {_env(env)}: {e.render()}")
-            return _fault_counterexample(ctx, env, e, seed)
+                raise KeqError(f"the reference kernel fails at {shape_text(env)}: {e.render()}")
+            return fault_counterexample(ctx, env, e, seed)
         except ShapeMachineryNeeded as e:
-            return _as_one_shape(ctx, env, seed, f"{role} at {_env(env)}: {e}")
+            return _as_one_shape(ctx, env, seed, f"{role} at {shape_text(env)}: {e}")
         except UnsupportedError as e:
-            return _tested_or_inconclusive(ctx, env, seed, f"{role} at {_env(env)}: {e}")
+            return _tested_or_inconclusive(ctx, env, seed, f"{role} at {shape_text(env)}: {e}")
         except UnrollLimit as e:
             ended = never_ends(ctx, role, e, constraints, variables, env, seed)
             if ended is not None:
                 return ended
-            return _tested_or_inconclusive(ctx, env, seed, f"{role} at {_env(env)}: {e}")
-    ctx.stages.append(Stage("symbolic execution", "ok", time.perf_counter() - t0, _env(env)))
+            return _tested_or_inconclusive(ctx, env, seed, f"{role} at {shape_text(env)}: {e}")
+    ctx.stage("symbolic execution", StageStatus.OK, t0, shape_text(env))
     stop = judge_effects(ctx, launches)
     if stop is not None:
-        return _inconclusive(ctx, stop)
+        return ctx.inconclusive(stop)
     # races
     t0 = time.perf_counter()
     if any(launch.symbolic_control for launch in launches.values()):
         # The emulator's race detector sees one input; the symbolic race log sees them all.
         return _as_one_shape(ctx, env, seed, f"control flow depends on input data at "
-                                             f"{_env(env)}")
-    race = _race_check(ctx, env, seed)
+                                             f"{shape_text(env)}")
+    race = race_check(ctx, env, seed)
     if race == ORDERED:
-        return _as_one_shape(ctx, env, seed, f"morally strong accesses meet at {_env(env)}")
-    ctx.stages.append(Stage("races", "ok" if race is None else "failed",
-                            time.perf_counter() - t0, _env(env)))
+        return _as_one_shape(ctx, env, seed, f"morally strong accesses meet at {shape_text(env)}")
+    ctx.stage("races", StageStatus.OK if race is None else StageStatus.FAILED, t0, shape_text(env))
     if race is not None:
         return race
     # outputs
     t0 = time.perf_counter()
-    ref = _outputs(spec, "reference", launches["reference"], ctx)
-    cand = _outputs(spec, "candidate", launches["candidate"], ctx)
+    ref = output_terms(spec, "reference", launches["reference"], ctx)
+    cand = output_terms(spec, "candidate", launches["candidate"], ctx)
     diffs = []
     for p in spec.params:
         if not p.is_buffer or p.access not in ("out", "inout"):
             continue
         for i, (a, b) in enumerate(zip(ref[p.name], cand[p.name])):
-            if not _same(a, b):
+            if not same_term(a, b):
                 diffs.append((p, i, a, b, True))
     return compare_outputs(ctx, env, diffs, constraints, variables, seed, t0)
 
 
-def _tested_or_inconclusive(ctx: _Ctx, env: dict, seed: int, why: str) -> Verdict:
+def _tested_or_inconclusive(ctx: Run, env: dict, seed: int, why: str) -> Verdict:
     """What cannot be proved here may still be refuted by testing on the emulator, under
     other choices of what the ISA leaves open too (`verifier.testing`); else Inconclusive,
     named."""
     t0 = time.perf_counter()
-    tested = _test_for_difference(ctx, env, seed, ctx.trials)
+    tested = tested_difference(ctx, env, seed, ctx.trials)
     if tested is not None:
-        ctx.stages.append(Stage("random testing", "failed", time.perf_counter() - t0,
-                                tested.reasons[0]))
+        ctx.stage("random testing", StageStatus.FAILED, t0, tested.reasons[0])
         return tested
-    return _inconclusive(ctx, why)
+    return ctx.inconclusive(why)
 
 
-def _as_one_shape(ctx: _Ctx, env: dict[str, int], seed: int, why: str) -> Verdict | None:
+def _as_one_shape(ctx: Run, env: dict[str, int], seed: int, why: str) -> Verdict | None:
     """Check the shape `env` with the symbolic launch's machinery (`verifier.shapes.plan_at`):
     every access logged with its condition (races for every input, not one), addresses that
     depend on a few input bits split by value. None when proved."""
     try:
         return check_shapes(ctx, plan_at(ctx.spec, env), env, seed)
     except ShapeFallback as e:
-        return _inconclusive(ctx, f"{why}; the symbolic launch cannot decide it either: {e}")
+        return ctx.inconclusive(f"{why}; the symbolic launch cannot decide it either: {e}")
 
 
 # -- counterexamples ---------------------------------------------------------------------------
@@ -177,7 +178,7 @@ def _costly(spec: PairSpec, sp) -> int:
     return cells if cells > EARLY_PROBE_CELLS else 0
 
 
-def _probe_shapes(ctx: _Ctx, sp, fixed: dict[str, int], checked: list[dict]) -> list[dict]:
+def _probe_shapes(ctx: Run, sp, fixed: dict[str, int], checked: list[dict]) -> list[dict]:
     """Where to look for a counterexample when the whole claim is undecided: the smallest
     allowed shape (small scopes find most bugs, and small shapes are cheap to check), then
     the smallest shape where testing saw real-mode outputs far apart."""
@@ -192,7 +193,7 @@ def _probe_shapes(ctx: _Ctx, sp, fixed: dict[str, int], checked: list[dict]) -> 
     return out
 
 
-def _probe(ctx: _Ctx, envs: list[dict], seed: int) -> tuple[Verdict | None, list[dict]]:
+def _probe(ctx: Run, envs: list[dict], seed: int) -> tuple[Verdict | None, list[dict]]:
     """Check each shape in `envs` on its own; the first that is not equivalent is the verdict
     (sound: that shape is in the claim). Returns it (or None) and the shapes checked."""
     probed: list[dict] = []
@@ -201,8 +202,7 @@ def _probe(ctx: _Ctx, envs: list[dict], seed: int) -> tuple[Verdict | None, list
         probed.append(env)
         v = check_assignment(ctx, env, seed)
         status = "ok" if v is None else ("failed" if v.kind == NOT_EQUIVALENT else "inconclusive")
-        ctx.stages.append(Stage("shape probe", status, time.perf_counter() - t0,
-                                f"{_env(env)} on its own"))
+        ctx.stage("shape probe", status, t0, f"{shape_text(env)} on its own")
         if v is not None and v.kind == NOT_EQUIVALENT:
             return v, probed
         if v is not None:
@@ -225,7 +225,7 @@ def verify(spec: PairSpec, *, fixed: dict[str, int] | None = None, timeout_s: fl
         raise KeqError(f"shapes must be one of {', '.join(SHAPE_MODES)}, not {shapes!r}")
     fixed = dict(fixed or {})
     start = time.perf_counter()
-    ctx = _Ctx(spec, timeout_s, unroll, solvers=tuple(solvers), dump_dir=dump_smt,
+    ctx = Run(spec, timeout_s, unroll, solvers=tuple(solvers), dump_dir=dump_smt,
                trials=trials, jobs=jobs, choices=choices_of(spec))
     ctx.stages = StageLog(getattr(progress, "stage", None))
     claim = claim_text(spec, fixed)
@@ -252,12 +252,12 @@ def verify(spec: PairSpec, *, fixed: dict[str, int] | None = None, timeout_s: fl
         v, probed = _probe(ctx, _probe_shapes(ctx, sp, fixed, checked), seed)
         if v is not None:
             return done(v.kind, v.reasons, 1, v.counterexample,
-                        f"{_env(probed[-1])} checked on its own (the whole claim is "
+                        f"{shape_text(probed[-1])} checked on its own (the whole claim is "
                         f"undecided: {reasons[0]})")
         probed = early + probed
         if probed:
             reasons += ("checked on their own, these shapes are equivalent: "
-                        + ", ".join(_env(e) for e in probed),)
+                        + ", ".join(shape_text(e) for e in probed),)
         return done(INCONCLUSIVE, reasons, count, coverage=coverage)
 
     if shapes == "symbolic" or (shapes == "auto" and len(enumerated) != 1
@@ -270,7 +270,7 @@ def verify(spec: PairSpec, *, fixed: dict[str, int] | None = None, timeout_s: fl
                 v, early = _probe(ctx, _probe_shapes(ctx, sp, fixed, checked)[:1], seed)
                 if v is not None:
                     return done(v.kind, v.reasons, 1, v.counterexample,
-                                f"{_env(early[-1])} checked on its own, before the symbolic "
+                                f"{shape_text(early[-1])} checked on its own, before the symbolic "
                                 f"launch ({cells} output cells over {sp.count} shapes)")
                 checked += early
             if progress:
@@ -278,19 +278,18 @@ def verify(spec: PairSpec, *, fixed: dict[str, int] | None = None, timeout_s: fl
             v = check_shapes(ctx, sp, fixed, seed)
         except CheckAt as e:
             # The maximal launch proved everything but this shape: its own check decides.
-            ctx.stages.append(Stage("symbolic shapes", "ok", time.perf_counter() - t0,
-                                    f"{e.why} at {_env(e.env)}: that shape is checked on its "
-                                    f"own"))
+            ctx.stage("symbolic shapes", StageStatus.OK, t0,
+                      f"{e.why} at {shape_text(e.env)}: that shape is checked on its "
+                      f"own")
             v = check_assignment(ctx, e.env, seed)
             checked.append(e.env)
             if v is not None:
                 return done(v.kind, v.reasons, 1, v.counterexample,
-                            f"one symbolic maximal launch, then {_env(e.env)} on its own")
+                            f"one symbolic maximal launch, then {shape_text(e.env)} on its own")
             symbolic_why = f"{e}, yet that shape on its own is equivalent"
         except ShapeFallback as e:
             symbolic_why = str(e)
-            ctx.stages.append(Stage("symbolic shapes", "skipped", time.perf_counter() - t0,
-                                    symbolic_why))
+            ctx.stage("symbolic shapes", StageStatus.SKIPPED, t0, symbolic_why)
         else:
             coverage = (f"{sp.count} launch shape(s) in one symbolic maximal launch "
                         f"({', '.join(sp.names)} symbolic)")
@@ -308,7 +307,8 @@ def verify(spec: PairSpec, *, fixed: dict[str, int] | None = None, timeout_s: fl
         return undecided(reason)
     coverage = f"{len(enumerated)} launch shape(s), each checked on its own"
     if jobs > 1 and len(enumerated) > 1:
-        count, v = check_shapes_in_parallel(ctx, enumerated, seed, jobs, progress)
+        count, v = check_shapes_in_parallel(ctx, enumerated, seed, jobs, check_assignment,
+                                            progress)
         coverage += f" ({min(jobs, len(enumerated))} processes)"
         if v is not None:
             return done(v.kind, v.reasons, count, v.counterexample, coverage)

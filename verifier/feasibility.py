@@ -10,7 +10,7 @@ It also compares output terms shape by shape (`same_everywhere`, `same_sums`, `s
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import z3
@@ -19,12 +19,10 @@ from semantics.domains import z3raw
 from semantics.machine.pending_sums import SumParts
 from verifier.address_values import offset_values
 from verifier.guarded_sums import same_sums
-from verifier.outputs import _value
+from verifier.outputs import concrete_value
+from verifier.shape_plan import ShapePlan
 from verifier.shape_space import ShapeOnly, ShapeSpace, ShapeValues
 from verifier.symbolic_cta import CtaAxes
-
-if TYPE_CHECKING:
-    from verifier.shapes import ShapePlan
 
 RESOLVE_LIMIT = 4096             # values one symbolic address may take
 
@@ -260,8 +258,8 @@ class Feasibility:
             if _equal_terms(sa, sb):
                 continue
             pattern = z3.And([c if v else z3.Not(c) for c, v in zip(cs, col)])
-            out.append((pattern if live is True else z3.And(pattern, live), _value(sa),
-                        _value(sb)))
+            out.append((pattern if live is True else z3.And(pattern, live), concrete_value(sa),
+                        concrete_value(sb)))
         return out
 
     def _selections(self, root) -> tuple[int, ...]:
@@ -332,7 +330,7 @@ def _combinations(table: np.ndarray) -> np.ndarray:
 
 
 def _equal_terms(a, b) -> bool:
-    a, b = _value(a), _value(b)
+    a, b = concrete_value(a), concrete_value(b)
     if isinstance(a, int) or isinstance(b, int):
         return isinstance(a, int) and isinstance(b, int) and a == b
     return a.eq(b)

@@ -41,6 +41,7 @@ import z3
 
 from semantics.domains import z3raw
 from semantics.machine.indexed_buffers import IndexedAccess, array_buffer, where_holds
+from verifier.indexed_buffer import Evaluate, IndexedBuffer
 from verifier.parallel import first_failure
 from verifier.projection import project
 from verifier.same_at import SameAt  # (re-exported: the walk lives in its own module)
@@ -62,21 +63,6 @@ class Differs:
     why: str
 
 
-@dataclass(frozen=True)
-class IndexedBuffer:
-    """What the verifier knows of one indexed buffer: its element size, the ids of its
-    elements' input terms (maximal length) and its length in bytes at every shape (and over
-    the grid of shapes, compact: `verifier.shape_space`)."""
-
-    name: str
-    elem_bytes: int
-    ids: np.ndarray
-    length_bytes: np.ndarray
-    length_grid: Any
-
-
-# A term of the shape alone -> its value over the grid of shapes (None: not evaluable)
-Evaluate = Callable[[Any], "np.ndarray | None"]
 
 
 @dataclass(frozen=True)

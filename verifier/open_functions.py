@@ -20,7 +20,7 @@ import z3
 from semantics.choices import FUNCTION_PREFIX
 from semantics.domains.nan_wrappers import MASKS
 from semantics.ops.common import CANONICAL_NAN
-from verifier.term_eval import subterms
+from verifier.terms import subterms
 
 _FORMAT = {"f16": "f16", "bf16": "bf16", "f32": "f32", "f64": "f64"}
 

@@ -16,16 +16,17 @@ from semantics.machine.symbolic_run import SymbolicLaunch
 from verifier.abstraction import FloatAbstraction
 from verifier.open_functions import defaulted, not_both_nan, open_functions
 from verifier.claim import real_scalar_constraints
-from verifier.counterexample import (_env, _inconclusive, _model_counterexample,
-                                     _test_for_difference, _variables)
+from verifier.counterexample import (shape_text, model_counterexample,
+                                     tested_difference, variables_in)
 from verifier.real_mode import (ASSUMPTION as REAL_ASSUMPTION, NotReal, RealTranslator,
                                 unspecified_choices)
-from verifier.solvers import Obligation, solve
+from verifier.solvers import Obligation
 from verifier.spec import PairSpec, type_bits
-from verifier.verdict import InternalError, Stage, Verdict, _Ctx
+from verifier.run import Run
+from verifier.verdict import InternalError, StageStatus, Verdict
 
 
-def _outputs(spec: PairSpec, side_name: str, launch: SymbolicLaunch, ctx: _Ctx) -> dict:
+def output_terms(spec: PairSpec, side_name: str, launch: SymbolicLaunch, ctx: Run) -> dict:
     side = spec.side(side_name)
     k = ctx.prepared[side_name]
     out = {}
@@ -35,7 +36,7 @@ def _outputs(spec: PairSpec, side_name: str, launch: SymbolicLaunch, ctx: _Ctx) 
     return out
 
 
-def _same(a, b) -> bool:
+def same_term(a, b) -> bool:
     if isinstance(a, int) and isinstance(b, int):
         return a == b
     if isinstance(a, int) or isinstance(b, int):
@@ -46,10 +47,10 @@ def _same(a, b) -> bool:
 def _simplified(t, memo: dict | None = None):
     """`t` simplified, with the NaN wrappers that cannot matter gone (`float_view`; `memo`
     shared across the elements of one comparison)."""
-    return t if isinstance(t, int) else _value(z3.simplify(float_view(t, memo)))
+    return t if isinstance(t, int) else concrete_value(z3.simplify(float_view(t, memo)))
 
 
-def _value(t):
+def concrete_value(t):
     """A simplified term as an int when it is a constant (the output comparison's form)."""
     if isinstance(t, np.integer):
         return int(t)
@@ -102,18 +103,18 @@ def _real_outputs(ctx, env, diffs, constraints, variables, seed, t0) -> Verdict 
         pairs = [(tr.value(a, type_bits(p.type)), tr.value(b, type_bits(p.type)), live)
                  for p, _, a, b, live in diffs]
     except NotReal as e:
-        return _inconclusive(ctx, f"mode 'real': {e} has no real-arithmetic reading")
+        return ctx.inconclusive(f"mode 'real': {e} has no real-arithmetic reading")
     mixed = tr.mixed_inputs()
     if mixed:
-        return _inconclusive(ctx, f"mode 'real': a selection reads the bits of float input "
+        return ctx.inconclusive(f"mode 'real': a selection reads the bits of float input "
                                   f"{sorted(mixed)[0]}")
     # Elements whose real readings are the same term are equal as reals: no solver needed
     # (`a*b + c` from an fma and from a mul then an add, with operands in canonical order).
-    pairs = [(ra, rb, live) for ra, rb, live in pairs if not _same(ra, rb)]
+    pairs = [(ra, rb, live) for ra, rb, live in pairs if not same_term(ra, rb)]
     if not pairs:
-        ctx.stages.append(Stage("outputs (real)", "ok", time.perf_counter() - t0,
-                                f"{len(diffs)} element(s): identical real terms, no solver "
-                                f"needed"))
+        ctx.stage("outputs (real)", StageStatus.OK, t0,
+                  f"{len(diffs)} element(s): identical real terms, no solver "
+                  f"needed")
         ctx.assumptions.add(REAL_ASSUMPTION)
         return None
     # (a float scalar is a real here: the claim's values/range bound that real too)
@@ -121,17 +122,13 @@ def _real_outputs(ctx, env, diffs, constraints, variables, seed, t0) -> Verdict 
                  z3.Or([_live(live, ra != rb) for ra, rb, live in pairs]))
     # Through the portfolio so the obligation is recorded (certificates); real arithmetic is
     # z3's dialect, so z3 alone answers it.
-    r = solve(Obligation(phi, f"{len(pairs)} element(s) differ as reals"),
-              solvers=ctx.solvers, timeout_s=ctx.timeout_s, cache=ctx.cache,
-              dump_dir=ctx.dump_dir, validate=False)
-    ctx.obligations.append(r)
-    ctx.stages.append(Stage("outputs (real)", r.answer, time.perf_counter() - t0,
-                            f"{len(pairs)} element(s) as real arithmetic"))
+    r = ctx.solve(Obligation(phi, f"{len(pairs)} element(s) differ as reals"), validate=False)
+    ctx.stage("outputs (real)", r.answer, t0, f"{len(pairs)} element(s) as real arithmetic")
     if r.answer == "unsat":
         ctx.assumptions.add(REAL_ASSUMPTION)
         return None
     if r.answer != "sat":
-        return _inconclusive(ctx, f"solver (real arithmetic): {r.answer} "
+        return ctx.inconclusive(f"solver (real arithmetic): {r.answer} "
                                   f"({r.detail or r.solver})")
     # A difference: find one with small integer inputs, which the emulator replays exactly.
     s = z3.Solver()
@@ -140,7 +137,7 @@ def _real_outputs(ctx, env, diffs, constraints, variables, seed, t0) -> Verdict 
     for v in tr.variables.values():
         s.add(z3.IsInt(v), v >= -8, v <= 8)
     if s.check() != z3.sat:
-        return _inconclusive(ctx, "mode 'real': the kernels differ as real functions, but no "
+        return ctx.inconclusive("mode 'real': the kernels differ as real functions, but no "
                                   "small integer inputs show it (no replayable counterexample)")
     model = s.model()
 
@@ -164,10 +161,10 @@ def _real_outputs(ctx, env, diffs, constraints, variables, seed, t0) -> Verdict 
         x = model.eval(tr.variables[name], True)
         return float(x.as_fraction()) if z3.is_rational_value(x) else 0.0
     chosen.update(unspecified_choices(tr, real_value))
-    return _model_counterexample(ctx, env, value_of, variables, seed, chosen_values(chosen))
+    return model_counterexample(ctx, env, value_of, variables, seed, chosen_values(chosen))
 
 
-def _narrower(ctx: _Ctx, p, i: int, a, b, live, constraints: list, functions: list):
+def _narrower(ctx: Run, p, i: int, a, b, live, constraints: list, functions: list):
     """A solver result with a difference that is not only the open functions' choice, or
     None (`verifier.open_functions`, questions 2 and 3)."""
     w = type_bits(p.type)
@@ -176,17 +173,14 @@ def _narrower(ctx: _Ctx, p, i: int, a, b, live, constraints: list, functions: li
     for q, what in ((z3.And(qa != qb, not_both_nan(qa, qb, fmt)), "not both NaN"),
                     (_bv(defaulted(a, functions), w) != _bv(defaulted(b, functions), w),
                      "with the emulator's NaN rule")):
-        r = solve(Obligation(z3.And(*constraints, _live(live, q)),
-                             f"{p.name}[{i}] differs ({what})"),
-                  solvers=ctx.solvers, timeout_s=ctx.timeout_s, cache=ctx.cache,
-                  dump_dir=ctx.dump_dir)
-        ctx.obligations.append(r)
+        r = ctx.solve(Obligation(z3.And(*constraints, _live(live, q)),
+                                 f"{p.name}[{i}] differs ({what})"))
         if r.answer == "sat":
             return r
     return None
 
 
-def _abstracted(ctx: _Ctx, diffs: list, constraints: list):
+def _abstracted(ctx: Run, diffs: list, constraints: list):
     """The differences not already refuted with floating-point subterms abstracted (see
     `verifier.abstraction`), lazily: the first (cheapest) element on its own, then the rest
     all at once; if that fails, each element's abstracted query is asked only when the loop
@@ -201,9 +195,7 @@ def _abstracted(ctx: _Ctx, diffs: list, constraints: list):
         return _live(live, _bv(fa(a), type_bits(p.type)) != _bv(fa(b), type_bits(p.type)))
 
     def refuted(q, name) -> bool:
-        r = solve(Obligation(z3.And(*constraints, q), name), solvers=ctx.solvers,
-                  timeout_s=min(ctx.timeout_s, 10.0), cache=ctx.cache, dump_dir=ctx.dump_dir)
-        ctx.obligations.append(r)
+        r = ctx.solve(Obligation(z3.And(*constraints, q), name), timeout_s=10.0)
         return r.answer == "unsat"
 
     # (each query built only when it is asked: abstracting 2048 elements costs a second)
@@ -226,7 +218,7 @@ def _abstracted(ctx: _Ctx, diffs: list, constraints: list):
             yield d
 
 
-def random_testing(ctx: _Ctx, env: dict, seed: int, terms: dict) -> Verdict | None:
+def random_testing(ctx: Run, env: dict, seed: int, terms: dict) -> Verdict | None:
     """Testing before solving: a difference that random inputs show is found in milliseconds
     (it is concrete, so it needs no further replay); only the rest goes to a solver.
     `terms`: (param name, index) -> (reference term, candidate term) of the elements not
@@ -234,13 +226,13 @@ def random_testing(ctx: _Ctx, env: dict, seed: int, terms: dict) -> Verdict | No
     if ctx.trials <= 0 or ctx.spec.mode != "bitexact" or not terms:
         return None
     t1 = time.perf_counter()
-    tested = _test_for_difference(ctx, env, seed, trials=ctx.trials, terms=terms)
-    ctx.stages.append(Stage("random testing", "failed" if tested else "ok",
-                            time.perf_counter() - t1, f"{ctx.trials} random input set(s)"))
+    tested = tested_difference(ctx, env, seed, trials=ctx.trials, terms=terms)
+    ctx.stage("random testing", StageStatus.FAILED if tested else StageStatus.OK, t1,
+              f"{ctx.trials} random input set(s)")
     return tested
 
 
-def compare_outputs(ctx: _Ctx, env: dict, diffs: list, constraints: list, variables: dict,
+def compare_outputs(ctx: Run, env: dict, diffs: list, constraints: list, variables: dict,
                     seed: int, t0: float, *, test: bool = True) -> Verdict | None:
     """`diffs`: (param, index, reference term, candidate term, element exists) for every
     output element whose terms are not identical. None when every element is proved equal.
@@ -249,11 +241,11 @@ def compare_outputs(ctx: _Ctx, env: dict, diffs: list, constraints: list, variab
     # Cheap before solving: z3's simplifier orders sums (and the other associative-commutative
     # operators) canonically, so counts added in another order become the same term.
     memo: dict = {}
-    diffs = [d for d in diffs if not _same(_simplified(d[2], memo), _simplified(d[3], memo))]
+    diffs = [d for d in diffs if not same_term(_simplified(d[2], memo), _simplified(d[3], memo))]
     del memo
     if not diffs:
-        ctx.stages.append(Stage("outputs", "ok", time.perf_counter() - t0,
-                                "identical terms after simplification, no solver needed"))
+        ctx.stage("outputs", StageStatus.OK, t0,
+                  "identical terms after simplification, no solver needed")
         return None
     if test:
         tested = random_testing(ctx, env, seed, {(p.name, i): (a, b) for p, i, a, b, _ in diffs})
@@ -281,9 +273,7 @@ def compare_outputs(ctx: _Ctx, env: dict, diffs: list, constraints: list, variab
         diseqs = [_live(live, _bv(a, type_bits(p.type)) != _bv(b, type_bits(p.type)))
                   for p, _, a, b, live in ordered]
         ob = Obligation(z3.And(*constraints, z3.Or(diseqs)), f"{len(ordered)} elements differ")
-        r = solve(ob, solvers=ctx.solvers, timeout_s=min(ctx.timeout_s, 10.0), cache=ctx.cache,
-                  dump_dir=ctx.dump_dir)
-        ctx.obligations.append(r)
+        r = ctx.solve(ob, timeout_s=10.0)
         if r.answer == "unsat":
             ordered = []
         elif r.answer == "sat":
@@ -294,9 +284,7 @@ def compare_outputs(ctx: _Ctx, env: dict, diffs: list, constraints: list, variab
         w = type_bits(p.type)
         ob = Obligation(z3.And(*constraints, _live(live, _bv(a, w) != _bv(b, w))),
                         f"{p.name}[{i}] differs")
-        r = solve(ob, solvers=ctx.solvers, timeout_s=ctx.timeout_s, cache=ctx.cache,
-                  dump_dir=ctx.dump_dir)
-        ctx.obligations.append(r)
+        r = ctx.solve(ob)
         if r.answer == "sat":
             functions = open_functions(a, b) if p.is_float else []
             if functions:
@@ -314,19 +302,20 @@ def compare_outputs(ctx: _Ctx, env: dict, diffs: list, constraints: list, variab
             break
         if r.answer != "unsat":
             unknown.append(f"{p.name}[{i}]: {r.answer} ({r.detail or r.solver})")
-    ctx.stages.append(Stage("outputs", "sat" if found else ("unknown" if unknown else "unsat"),
-                            time.perf_counter() - t0,
-                            f"{len(diffs)} element(s) to the solvers "
-                            f"({', '.join(ctx.solvers)})"))
+    status = StageStatus.SAT if found else (StageStatus.UNKNOWN if unknown else
+                                            StageStatus.UNSAT)
+    ctx.stage("outputs", status, t0,
+              f"{len(diffs)} element(s) to the solvers "
+              f"({', '.join(ctx.solvers)})")
     if found is None:
         if unknown:
-            return _inconclusive(ctx, f"no solver answered on {len(unknown)} output "
-                                      f"element(s) at {_env(env)} (first: {unknown[0]})")
+            return ctx.inconclusive(f"no solver answered on {len(unknown)} output "
+                                      f"element(s) at {shape_text(env)} (first: {unknown[0]})")
         return None
     model = found.model or {}
-    needed = _variables(ctx.witness)
+    needed = variables_in(ctx.witness)
     missing = sorted(n for n in needed if n in variables and n not in model)
     if missing:
         raise InternalError(f"{found.solver} returned a model without {', '.join(missing[:3])}")
-    return _model_counterexample(ctx, env, lambda v: int(model.get(str(v), 0)), variables,
+    return model_counterexample(ctx, env, lambda v: int(model.get(str(v), 0)), variables,
                                  seed, chosen_values(model))

@@ -2,12 +2,13 @@
 independent comparisons of one symbolic launch's outputs (`first_failure`, `each`), and
 checks run beside the verifying process's own work (`Background`, `FirstFailureBeside`).
 
-Each shape is an independent check (`verifier.equiv.check_assignment`), so a claim with many
-shapes (a transpose's 64 x 64) splits across cores. Workers are forked from the verifying
-process and inherit its context; each returns, per shape, the verdict it forces (or None) with
-the stages, solver obligations and assumptions that shape produced. Results are consumed in
-shape order, so the verdict, the first failing shape and the certificate's obligations are the
-same as a sequential run's; shapes not yet started are dropped at the first failure.
+Each shape is an independent check (the caller's, `verifier.equiv.check_assignment`), so a
+claim with many shapes (a transpose's 64 x 64) splits across cores. Workers are forked from
+the verifying process and inherit its context; each returns, per shape, the verdict it forces
+(or None) with the stages, solver obligations and assumptions that shape produced. Results
+are consumed in shape order, so the verdict, the first failing shape and the certificate's
+obligations are the same as a sequential run's; shapes not yet started are dropped at the
+first failure.
 """
 
 from __future__ import annotations
@@ -17,18 +18,18 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Callable
 
-from verifier.verdict import Verdict, _Ctx
+from verifier.run import Run
+from verifier.verdict import Verdict
 
 # The forked workers' inputs (a fork copies them; nothing is pickled on the way in).
 _JOB: dict = {}
 
 
 def _check_one(index: int):
-    from verifier.equiv import check_assignment
-    ctx: _Ctx = _JOB["ctx"]
+    ctx: Run = _JOB["ctx"]
     ctx.stages, ctx.obligations, ctx.assumptions = [], [], set()
     ctx.jobs = 1                     # (this worker is one of the processes)
-    verdict = check_assignment(ctx, _JOB["envs"][index], _JOB["seed"])
+    verdict = _JOB["check"](ctx, _JOB["envs"][index], _JOB["seed"])
     return index, verdict, ctx.stages, ctx.obligations, ctx.assumptions
 
 
@@ -37,12 +38,13 @@ def default_jobs() -> int:
         (os.cpu_count() or 1)
 
 
-def check_shapes_in_parallel(ctx: _Ctx, envs: list[dict], seed: int, jobs: int,
+def check_shapes_in_parallel(ctx: Run, envs: list[dict], seed: int, jobs: int,
+                             check: Callable[[Run, dict, int], Verdict | None],
                              progress: Callable | None = None) -> tuple[int, Verdict | None]:
-    """Check `envs` in order with `jobs` processes. Returns (shapes consumed, the first
-    verdict a shape forces or None); `ctx` receives every consumed shape's stages,
-    obligations and assumptions, in shape order."""
-    _JOB.update(ctx=ctx, envs=envs, seed=seed)
+    """`check(ctx, env, seed)` for each of `envs` in order, with `jobs` processes. Returns
+    (shapes consumed, the first verdict a shape forces or None); `ctx` receives every consumed
+    shape's stages, obligations and assumptions, in shape order."""
+    _JOB.update(ctx=ctx, envs=envs, seed=seed, check=check)
     # Not multiprocessing.Pool: its workers are daemons, which may not fork the solver
     # processes of the portfolio.
     pool = ProcessPoolExecutor(min(jobs, len(envs)),

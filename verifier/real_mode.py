@@ -20,6 +20,7 @@ import z3
 
 from semantics.choices import CONSTANT_PREFIX
 from semantics.domains.nan_wrappers import wrapped_value
+from verifier.terms import TermMemo, any_subterm
 
 CANONICAL_NAN = {32: 0x7FFFFFFF, 64: 0x7FFFFFFFFFFFFFFF, 16: 0x7FFF}   # bits, by width
 
@@ -57,20 +58,9 @@ def _mul(x, y):
     return a * b
 
 
-def _mentions_float(t, seen: set[int] | None = None) -> bool:
-    """Does the term contain a floating-point operation (or reinterpret float bits)?
-    `seen`: ids of float-free subterms already visited (kept across calls by the caller)."""
-    seen = set() if seen is None else seen
-    stack = [t]
-    while stack:
-        e = stack.pop()
-        if e.get_id() in seen:
-            continue
-        if z3.is_fp(e) or e.decl().kind() == z3.Z3_OP_FPA_TO_IEEE_BV:
-            return True
-        seen.add(e.get_id())
-        stack.extend(e.children())
-    return False
+def _is_float_op(e) -> bool:
+    """A floating-point operation, or a reinterpretation of float bits."""
+    return z3.is_fp(e) or e.decl().kind() == z3.Z3_OP_FPA_TO_IEEE_BV
 
 
 _FLUSH_MASKS = {16: (0x7C00, 0x03FF, 0x8000), 32: (0x7F800000, 0x007FFFFF, 0x80000000),
@@ -143,7 +133,7 @@ class RealTranslator:
         """`float_free(term) -> bool`: a cheap test that may say a condition certainly
         mentions no float (the verifier's shape-only test); the full walk decides the rest."""
         self.float_free = float_free
-        self.no_float: set[int] = set()     # float-free subterms seen (their terms live on)
+        self.no_float: TermMemo[bool] = TermMemo()     # float-free subterms seen
         self.memo: dict[int, z3.ArithRef] = {}
         self.variables: dict[str, z3.ArithRef] = {}
         # Real variables standing for values the ISA leaves unspecified (never-written
@@ -155,8 +145,8 @@ class RealTranslator:
         self.condition_terms: list = []
 
     def mixed_inputs(self) -> set[str]:
-        from verifier.counterexample import _variables
-        return _variables(self.condition_terms) & set(self.variables)
+        from verifier.counterexample import variables_in
+        return variables_in(self.condition_terms) & set(self.variables)
 
     def value(self, t, width: int) -> z3.ArithRef:
         """A bit-vector output element (int or term) of a float buffer of `width` bits."""
@@ -219,7 +209,7 @@ class RealTranslator:
             # A selection on integers only (a launch shape's `i < n`, an index test) keeps
             # its exact bit-vector condition; only its float branches become reals.
             if (self.float_free is not None and self.float_free(c)) or \
-                    not _mentions_float(c, self.no_float):
+                    not any_subterm(_is_float_op, c, self.no_float):
                 self.condition_terms.append(c)
                 return z3.If(c, self._bv(a), self._bv(b))
             raise NotReal(f"a data-dependent selection ({t.decl().name()})")

@@ -22,7 +22,7 @@ for 32768 shapes, where a walk does a million set operations).
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 import numpy as np
 import z3
@@ -30,14 +30,9 @@ import z3
 from semantics.domains.nan_wrappers import is_nan_pattern
 from semantics.domains.z3raw import read as _R
 from semantics.machine.indexed_buffers import array_buffer
+from verifier.indexed_buffer import Evaluate, IndexedBuffer
 from verifier.real_mode import CANONICAL_NAN
 from verifier.shape_space import PointSet, ShapeSpace, bits_of, mask_of
-
-if TYPE_CHECKING:
-    from verifier.indexed import IndexedBuffer
-
-# A raw AST of the shape alone -> its value over the grid of shapes (None: not evaluable)
-Evaluate = Callable[[Any], "np.ndarray | None"]
 
 # Operations whose first two floating-point operands commute exactly (IEEE add and multiply;
 # fma's multiplicands): keq's semantics build them in a canonical order of their terms, so
@@ -119,7 +114,7 @@ class SameAt:
     AST's value over `space`'s grid, or None) and `shape_only(raw)` (optional: is a term
     worth evaluating?) live."""
 
-    def __init__(self, at_grid: Evaluate, space: ShapeSpace, buffers: dict[str, "IndexedBuffer"],
+    def __init__(self, at_grid: Evaluate, space: ShapeSpace, buffers: dict[str, IndexedBuffer],
                  shape_only: Callable[[Any], bool] | None = None, real: bool = False,
                  pin: Callable[[Any], None] | None = None,
                  points: np.ndarray | None = None) -> None:

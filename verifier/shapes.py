@@ -27,9 +27,8 @@ symbolic value in a launch expression, and addresses that depend on a symbolic v
 
 from __future__ import annotations
 
-import itertools
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -40,163 +39,25 @@ from semantics.machine import MemoryFault
 from semantics.machine.executor import ExecutionError, UnrollLimit
 from semantics.machine.symbolic_port import AddressBudget, LaunchShape
 from semantics.machine.symbolic_run import SymbolicLaunch, run_symbolic
-from verifier.claim import _launch_scalars, _symbolic_inputs
-from verifier.counterexample import (_concrete_inputs, _domain, _inconclusive,
-                                     _test_for_difference, model_inputs, pretest,
-                                     replay_fault, replay_race)
+from verifier.claim import symbolic_inputs
+from verifier.counterexample import (concrete_inputs, model_inputs, pretest, replay_fault,
+                                     replay_race, shape_text, tested_difference)
 from verifier.effects import judge_effects
 from verifier.termination import never_ends
 from verifier.emulate import prepare_side
 from verifier.indexed import (NotIndexable, buffer_info, compare, compare_apart, first_outside,
                               indexed_params, inside_at, replay_logs, size_check,
                               two_dimensional, violation_of)
-from verifier.outputs import _outputs, _same, compare_outputs, random_testing
+from verifier.outputs import output_terms, same_term, compare_outputs, random_testing
 from verifier.parallel import FirstFailureBeside, each
 from verifier.real_mode import ASSUMPTION as REAL_ASSUMPTION, NotReal, RealTranslator
-from verifier.solvers import Obligation, solve
-from verifier.spec import PairSpec, type_bits
+from verifier.solvers import Obligation
+from verifier.spec import type_bits
 from verifier.feasibility import Feasibility
+from verifier.shape_plan import CheckAt, ShapeFallback, ShapePlan
 from verifier.symbolic_cta import CtaAxes, CtaMismatch, cta_axes, existence, shared
-from verifier.verdict import INCONCLUSIVE, InternalError, Stage, Verdict, _Ctx
-
-MAX_COMBINATIONS = 2_000_000     # shapes enumerated (cheaply) to find the maximal launch
-
-
-class ShapeFallback(Exception):
-    """This claim cannot be checked with symbolic shapes (the reason says why)."""
-
-
-class CheckAt(ShapeFallback):
-    """Everything else holds at every shape, but at the shape `env` the kernels may differ
-    (`why`): the caller checks that shape on its own, which refutes it or names a race."""
-
-    def __init__(self, env: dict[str, int], why: str) -> None:
-        super().__init__(f"{why} at {_shape(env)}")
-        self.env, self.why = env, why
-
-
-@dataclass(frozen=True)
-class ShapePlan:
-    names: tuple[str, ...]                          # the symbolic shape scalars
-    shapes: tuple[dict[str, int], ...]              # every allowed combination (for sampling)
-    grids: dict[str, tuple[int, int, int]]          # maximal grid per role
-    blocks: dict[str, tuple[int, int, int]]
-    lengths: dict[str, int]                         # maximal length per buffer
-    axes: tuple[tuple[int, ...], ...]               # each name's values (`ShapeSpace`)
-
-    @property
-    def count(self) -> int:
-        return len(self.shapes)
-
-
-def plan(spec: PairSpec, fixed: dict[str, int]) -> ShapePlan:
-    """The maximal launch of a claim: raises ShapeFallback when there is none."""
-    names = tuple(p.name for p in spec.scalars
-                  if p.name in _launch_scalars(spec) and p.name not in fixed)
-    if not names:
-        raise ShapeFallback("no scalar shapes the launch")
-    axes = []
-    total = 1
-    for n in names:
-        dom = _domain(spec.param(n))
-        if dom is None:
-            raise ShapeFallback(f"scalar '{n}' shapes the launch and has no range")
-        # An `assume` about this scalar alone (`K % 16 == 0`) narrows its axis up front: the
-        # grid of values (`verifier.shape_space`) is then no larger than it must be.
-        alone = [a for a in spec.assume if a.names <= {n} | set(fixed)]
-        dom = [v for v in dict.fromkeys(dom) if all(a.eval(dict(fixed, **{n: v})) for a in alone)]
-        axes.append(dom)
-        total *= len(dom)
-    if total > MAX_COMBINATIONS:
-        raise ShapeFallback(f"{total} shape combinations (at most {MAX_COMBINATIONS})")
-    try:
-        return _plan_at_once(spec, fixed, names, axes)
-    except ZeroDivisionError:
-        pass          # somewhere: the loop below evaluates shape by shape and says where
-    shapes = []
-    grids = {"reference": [1, 1, 1], "candidate": [1, 1, 1]}
-    blocks: dict[str, set] = {"reference": set(), "candidate": set()}
-    lengths = {p.name: 0 for p in spec.buffers}
-    for combo in itertools.product(*axes):
-        env = dict(fixed)
-        env.update(zip(names, combo))
-        if not spec.check_assumptions(env):
-            continue
-        shapes.append({n: env[n] for n in names})
-        for role in grids:
-            grid, block = spec.side(role).launch(env)      # raises on a bad grid or block
-            grids[role] = [max(a, b) for a, b in zip(grids[role], grid)]
-            blocks[role].add(block)
-        for p in spec.buffers:
-            lengths[p.name] = max(lengths[p.name], p.length_of(env))
-    if not shapes:
-        raise ShapeFallback("no launch shape satisfies the ranges and `assume`")
-    for role, bs in blocks.items():
-        if len(bs) > 1:
-            raise ShapeFallback(f"the {role}'s block shape depends on the scalars")
-    return ShapePlan(names, tuple(shapes), {r: tuple(g) for r, g in grids.items()},
-                     {r: next(iter(b)) for r, b in blocks.items()}, lengths,
-                     tuple(tuple(a) for a in axes))
-
-
-def _plan_at_once(spec: PairSpec, fixed: dict[str, int], names: tuple[str, ...],
-                  axes: list[list[int]]) -> ShapePlan:
-    """`plan`'s loop over every combination, evaluated at all of them at once (numpy arrays
-    of Python ints: the same arithmetic). Anything the loop would raise (a grid or block
-    dimension below 1, a negative length) or fail on (a block that depends on the scalars)
-    is left to it: this returns only what the loop returns, and raises ZeroDivisionError
-    when it cannot tell."""
-    grid = np.meshgrid(*[np.array(a, dtype=object) for a in axes], indexing="ij")
-    env: dict[str, Any] = dict(fixed)
-    env.update((n, g.reshape(-1)) for n, g in zip(names, grid))
-    total = grid[0].size
-    ok = np.ones(total, dtype=bool)
-    for p in spec.scalars:                 # (names take their domain's values: in range)
-        if p.name in fixed and not p.allows(fixed[p.name]):
-            ok[:] = False
-    for a in spec.assume:
-        ok &= np.broadcast_to(np.asarray(a.eval_many(env), dtype=bool), (total,))
-    if not ok.any():
-        raise ZeroDivisionError            # (the loop raises the error that says so)
-    at = {n: v[ok] for n, v in env.items() if n in names}
-    env.update(at)
-
-    def most(e, least: int) -> int:
-        """`e`'s largest value; below `least` somewhere, the loop raises the error."""
-        v = e.eval_many(env)
-        lo, hi = (min(v), max(v)) if isinstance(v, np.ndarray) else (v, v)
-        if lo < least:
-            raise ZeroDivisionError
-        return int(hi)
-
-    grids, blocks = {}, {}
-    for role in ("reference", "candidate"):
-        side = spec.side(role)
-        grids[role] = tuple([most(e, 1) for e in side.grid] + [1] * (3 - len(side.grid)))
-        block = [e.eval_many(env) for e in side.block]
-        if any(isinstance(b, np.ndarray) and (b != b[0]).any() for b in block):
-            raise ZeroDivisionError        # (the loop says the block depends on the scalars)
-        block = [int(b[0]) if isinstance(b, np.ndarray) else int(b) for b in block]
-        if min(block) < 1:
-            raise ZeroDivisionError
-        blocks[role] = tuple(block + [1] * (3 - len(block)))
-    lengths = {p.name: most(p.length, 0) for p in spec.buffers}
-    columns = [at[n].tolist() for n in names]
-    shapes = tuple(dict(zip(names, combo)) for combo in zip(*columns))
-    return ShapePlan(names, shapes, grids, blocks, lengths, tuple(tuple(a) for a in axes))
-
-
-def plan_at(spec: PairSpec, env: dict[str, int]) -> ShapePlan:
-    """A plan of the one launch shape `env` fixes: the symbolic launch's machinery (every
-    access logged with its condition, addresses that depend on input data split by value)
-    at a single shape, for what the per-shape check cannot decide on its own."""
-    grids, blocks = {}, {}
-    for role in ("reference", "candidate"):
-        grid, block = spec.side(role).launch(env)
-        grids[role], blocks[role] = tuple(grid), tuple(block)
-    return ShapePlan((), ({},), grids, blocks, {p.name: p.length_of(env) for p in spec.buffers},
-                     ())
-
+from verifier.run import Run
+from verifier.verdict import INCONCLUSIVE, InternalError, StageStatus, Verdict
 
 def _same_as_reals(feas: Feasibility, reals: RealTranslator, a, b, live, width: int) -> bool:
     """Do the real-arithmetic readings of `a` and `b` select the same term at every shape?"""
@@ -222,7 +83,7 @@ def _lt(i: int, bound) -> Any:
     return i < bound if isinstance(bound, int) else z3.BitVecVal(i, 64) < bound
 
 
-def _launch(ctx: _Ctx, sp: ShapePlan, role: str, values: dict, env64: dict,
+def _launch(ctx: Run, sp: ShapePlan, role: str, values: dict, env64: dict,
             feas: Feasibility, indexed: bool, cta: CtaAxes | None = None) -> SymbolicLaunch:
     spec = ctx.spec
     side = spec.side(role)
@@ -265,14 +126,14 @@ def _launch(ctx: _Ctx, sp: ShapePlan, role: str, values: dict, env64: dict,
                         read_only=side.read_only_params(k.fn.params))
 
 
-def _prepared(ctx: _Ctx, role: str):
+def _prepared(ctx: Run, role: str):
     k = ctx.prepared.get(role)
     if k is None:
         k = ctx.prepared[role] = prepare_side(ctx.spec.side(role))
     return k
 
 
-def check_shapes(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int) -> Verdict | None:
+def check_shapes(ctx: Run, sp: ShapePlan, fixed: dict[str, int], seed: int) -> Verdict | None:
     """None when the claim holds for every shape in `sp`; else the verdict it forces.
     Raises ShapeFallback when this mode cannot decide (the caller may enumerate).
 
@@ -286,9 +147,9 @@ def check_shapes(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int) -> 
         # one and the largest (it has every lane).
         picks = sorted({0, int(np.random.default_rng(seed).integers(sp.count)), sp.count - 1})
         tested = pretest(ctx, [dict(fixed, **sp.shapes[i]) for i in picks], seed)
-        ctx.stages.append(Stage("random testing", "failed" if tested else "ok",
-                                time.perf_counter() - t0, f"{len(picks)} launch shape(s) on the "
-                                f"emulator, random inputs, races detected"))
+        ctx.stage("random testing", StageStatus.FAILED if tested else StageStatus.OK, t0,
+                  f"{len(picks)} launch shape(s) on the "
+                  f"emulator, random inputs, races detected")
         if tested is not None:
             return tested
     indexed = two_dimensional(spec, sp.names)
@@ -301,7 +162,7 @@ def check_shapes(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int) -> 
             raise ShapeFallback(str(e)) from None
     if isinstance(cta, dict):
         t0 = time.perf_counter()
-        kept = len(ctx.stages), len(ctx.obligations), set(ctx.assumptions), ctx.witness
+        mark = ctx.mark()
         try:
             v = _maximal(ctx, sp, fixed, seed, indexed, cta)
             if v is None or v.kind != INCONCLUSIVE:
@@ -310,20 +171,18 @@ def check_shapes(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int) -> 
         except (ShapeFallback, CtaMismatch) as e:
             why = str(e)
         # Not an answer: forget what the run added, and run the full launch.
-        del ctx.stages[kept[0]:], ctx.obligations[kept[1]:]
-        ctx.assumptions.intersection_update(kept[2])
-        ctx.witness = kept[3]
-        ctx.stages.append(Stage("one symbolic CTA", "skipped", time.perf_counter() - t0,
-                                f"{why}; the full maximal launch decides"))
+        ctx.rewind(mark)
+        ctx.stage("one symbolic CTA", StageStatus.SKIPPED, t0,
+                  f"{why}; the full maximal launch decides")
     return _maximal(ctx, sp, fixed, seed, indexed, None)
 
 
-def _maximal(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int, indexed: bool,
+def _maximal(ctx: Run, sp: ShapePlan, fixed: dict[str, int], seed: int, indexed: bool,
              ctas: dict[str, CtaAxes] | None) -> Verdict | None:
     """`check_shapes` on one maximal launch: every CTA, or one symbolic CTA per kernel
     (`ctas`, the same `CtaAxes` for both when they launch the same grid)."""
     spec = ctx.spec
-    values, constraints, variables = _symbolic_inputs(spec, fixed, sp.lengths)
+    values, constraints, variables = symbolic_inputs(spec, fixed, sp.lengths)
     env64: dict[str, Any] = {n: v for n, v in fixed.items()}
     for n in sp.names:
         env64[n] = _widen(values[n], spec.param(n))
@@ -346,7 +205,7 @@ def _maximal(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int, indexed
         feass["candidate"] = feass["reference"]
     feas = feass["reference"]
     what = (f"{sp.count} launch shapes ({', '.join(sp.names)} symbolic)" if sp.names else
-            f"{_shape(fixed)}, every access logged")
+            f"{shape_text(fixed)}, every access logged")
     if ctas is not None and not apart:
         what += (f"; one symbolic CTA ({', '.join(ctas['reference'].names)}) for the "
                  f"{ctas['reference'].per_shape} CTAs of the largest grid")
@@ -385,7 +244,7 @@ def _maximal(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int, indexed
             raise ShapeFallback(f"{role}: {e}") from None
         except UnsupportedError as e:
             raise ShapeFallback(f"{role}: {e}") from None
-    ctx.stages.append(Stage("symbolic execution", "ok", time.perf_counter() - t0, what))
+    ctx.stage("symbolic execution", StageStatus.OK, t0, what)
     # bounds
     t0 = time.perf_counter()
     for role, launch in launches.items():
@@ -409,16 +268,14 @@ def _maximal(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int, indexed
                 return verdict
             if ctas is not None:      # (the point's CTA may not exist in the real launch)
                 raise ShapeFallback(f"an invalid access by the {role} at "
-                                    f"{_shape(own.shape_at(hit))} did not fault")
+                                    f"{shape_text(own.shape_at(hit))} did not fault")
             raise InternalError(f"an invalid access by the {role} at "
-                                f"{_shape(own.shape_at(hit))} did not fault on the emulator "
+                                f"{shape_text(own.shape_at(hit))} did not fault on the emulator "
                                 f"(keq bug)")
         if not rest:
             continue
         ob = Obligation(z3.And(*constraints, z3.Or(rest)), f"{role} stays inside its buffers")
-        r = solve(ob, solvers=ctx.solvers, timeout_s=ctx.timeout_s, cache=ctx.cache,
-                  dump_dir=ctx.dump_dir)
-        ctx.obligations.append(r)
+        r = ctx.solve(ob)
         if r.answer == "sat":
             model = r.model or {}
             scalars, inputs = model_inputs(ctx, fixed, lambda v: int(model.get(str(v), 0)),
@@ -428,11 +285,11 @@ def _maximal(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int, indexed
                 return verdict
             if indexed:       # the model may read an indexed buffer's array freely
                 raise ShapeFallback(f"a solver model of an invalid access by the {role} did "
-                                    f"not fault on the emulator at {_shape(scalars)}")
+                                    f"not fault on the emulator at {shape_text(scalars)}")
             raise InternalError(f"a solver model of an invalid access by the {role} did not "
-                                f"fault on the emulator (keq bug): {_shape(scalars)}")
+                                f"fault on the emulator (keq bug): {shape_text(scalars)}")
         if r.answer != "unsat":
-            return _inconclusive(ctx, f"bounds of the {role}: no solver answered "
+            return ctx.inconclusive(f"bounds of the {role}: no solver answered "
                                       f"({r.answer}: {r.detail or r.solver})")
     # (each kernel's view of the buffers, over its own points)
     infos = {r: _indexed(buffer_info, spec, values, lambda p: p.length.to_z3(env64),
@@ -481,12 +338,12 @@ def _maximal(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int, indexed
                 if verdict is not None:
                     return verdict
                 raise ShapeFallback(f"{hit[1].what} may access '{hit[1].buffer}' out of "
-                                    f"bounds at {_shape(at)}, yet the emulator does not fault")
+                                    f"bounds at {shape_text(at)}, yet the emulator does not fault")
     count = sum(len(launch.obligations) + len(launch.indexed) for launch in launches.values())
-    ctx.stages.append(Stage("bounds", "ok", time.perf_counter() - t0,
-                            f"{count} access obligation(s) over {what}" + (
-                                f"; the write logs replayed meanwhile ({replay_s:.2f} s)"
-                                if replayed is not None else "")))
+    ctx.stage("bounds", StageStatus.OK, t0,
+              f"{count} access obligation(s) over {what}" + (
+              f"; the write logs replayed meanwhile ({replay_s:.2f} s)"
+              if replayed is not None else ""))
     # effects
     stop = judge_effects(ctx, launches)
     if stop is not None:
@@ -508,19 +365,19 @@ def _maximal(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int, indexed
             return verdict
     logged = "every access logged" + (" (indexed buffers: two writers of one element are "
                                       "found with the outputs)" if indexed else "")
-    ctx.stages.append(Stage("races", "ok", time.perf_counter() - t0,
-                            f"{logged}; {checked} conflicting pair(s) of instructions refuted"
-                            if checked else f"{logged}; no two conflict"))
+    ctx.stage("races", StageStatus.OK, t0,
+              f"{logged}; {checked} conflicting pair(s) of instructions refuted"
+              if checked else f"{logged}; no two conflict")
     # outputs
     t0 = time.perf_counter()
-    ref = _outputs(spec, "reference", launches["reference"], ctx)
-    cand = _outputs(spec, "candidate", launches["candidate"], ctx)
+    ref = output_terms(spec, "reference", launches["reference"], ctx)
+    cand = output_terms(spec, "candidate", launches["candidate"], ctx)
     # Random inputs at random allowed shapes first: a difference they show costs
     # milliseconds, while deciding selections shape by shape can cost seconds.
     tested = random_testing(ctx, fixed, seed, {
         (p.name, i): (a, b) for p in spec.params
         if p.is_buffer and p.access in ("out", "inout")
-        for i, (a, b) in enumerate(zip(ref[p.name], cand[p.name])) if not _same(a, b)})
+        for i, (a, b) in enumerate(zip(ref[p.name], cand[p.name])) if not same_term(a, b)})
     if tested is not None:
         return tested
     t0 = time.perf_counter()
@@ -534,7 +391,7 @@ def _maximal(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int, indexed
         length = p.length.to_z3(env64)
         for i, (a, b) in enumerate(zip(ref[p.name], cand[p.name])):
             live = _lt(i, length)
-            if live is False or _same(a, b):
+            if live is False or same_term(a, b):
                 continue
             if apart:       # (every buffer is indexed then: nothing is compared here)
                 raise ShapeFallback(f"one symbolic CTA per kernel: '{p.name}' is not indexed")
@@ -576,10 +433,10 @@ def _maximal(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int, indexed
         by_shape += by_real
         ctx.assumptions.add(REAL_ASSUMPTION)
     if by_shape:
-        ctx.stages.append(Stage("outputs by shape", "ok", time.perf_counter() - t0,
-                                f"{by_shape} element(s) equal at every shape without a solver "
-                                f"(the same selected term, or the same guarded sums)"
-                                + (f"; {by_real} of them as real numbers" if by_real else "")))
+        ctx.stage("outputs by shape", StageStatus.OK, t0,
+                  f"{by_shape} element(s) equal at every shape without a solver "
+                  f"(the same selected term, or the same guarded sums)"
+                  + (f"; {by_real} of them as real numbers" if by_real else ""))
         t0 = time.perf_counter()
     if indexed:
         t1 = time.perf_counter()
@@ -595,11 +452,11 @@ def _maximal(ctx: _Ctx, sp: ShapePlan, fixed: dict[str, int], seed: int, indexed
             raise CheckAt(dict(fixed, **sp.shapes[differs.shape]), differs.why)
         if spec.mode == "real":
             ctx.assumptions.add(REAL_ASSUMPTION)
-        ctx.stages.append(Stage("indexed outputs", "ok", time.perf_counter() - t1,
-                                f"{n} element(s) over all shapes: the same input element or "
-                                f"term in both kernels, no solver" + (
-                                    " (as real numbers: an fma whose multiplicand is zero is "
-                                    "its addend)" if spec.mode == "real" else "")))
+        ctx.stage("indexed outputs", StageStatus.OK, t1,
+                  f"{n} element(s) over all shapes: the same input element or "
+                  f"term in both kernels, no solver" + (
+                  " (as real numbers: an fma whose multiplicand is zero is "
+                  "its addend)" if spec.mode == "real" else ""))
         if not any(p.access == "inout" for p in spec.buffers):
             return None           # every output is indexed: nothing is left to compare
     return compare_outputs(ctx, fixed, diffs, constraints, variables, seed, t0, test=False)
@@ -616,11 +473,7 @@ def _indexed(check, *args):
         raise ShapeFallback(f"indexed buffers: {e}") from None
 
 
-def _shape(scalars: dict) -> str:
-    return ", ".join(f"{k}={v}" for k, v in sorted(scalars.items())) or "the one launch shape"
-
-
-def _races(ctx: _Ctx, role: str, launch: SymbolicLaunch, sp: ShapePlan, fixed: dict,
+def _races(ctx: Run, role: str, launch: SymbolicLaunch, sp: ShapePlan, fixed: dict,
            constraints: list, variables: dict, seed: int,
            feas: Feasibility) -> Verdict | None:
     """Conflicting accesses must never both happen; a model of both happening is replayed
@@ -634,26 +487,24 @@ def _races(ctx: _Ctx, role: str, launch: SymbolicLaunch, sp: ShapePlan, fixed: d
         rng = np.random.default_rng(seed)
         picks = [sp.count - 1] + rng.integers(0, sp.count, max(ctx.trials - 1, 0)).tolist()
         for trial, i in enumerate(picks[:max(ctx.trials, 0)]):
-            scalars, inputs = _concrete_inputs(ctx, dict(fixed, **sp.shapes[i]), seed + trial)
+            scalars, inputs = concrete_inputs(ctx, dict(fixed, **sp.shapes[i]), seed + trial)
             verdict = replay_race(ctx, role, scalars, inputs)
             if verdict is not None:
                 return verdict
     if hit is not None:
         # Both happen at this shape whatever the inputs: random inputs show it.
-        attempts = [_concrete_inputs(ctx, dict(fixed, **feas.shape_at(hit)), seed)]
+        attempts = [concrete_inputs(ctx, dict(fixed, **feas.shape_at(hit)), seed)]
         what = next((r.what for r in launch.races if r.cond is True), launch.races[0].what)
     elif not rest:
         return None
     else:
         ob = Obligation(z3.And(*constraints, z3.Or(rest)),
                         f"{role} is free of data races")
-        r = solve(ob, solvers=ctx.solvers, timeout_s=ctx.timeout_s, cache=ctx.cache,
-                  dump_dir=ctx.dump_dir)
-        ctx.obligations.append(r)
+        r = ctx.solve(ob)
         if r.answer == "unsat":
             return None
         if r.answer != "sat":
-            return _inconclusive(ctx, f"race freedom of the {role}: no solver answered "
+            return ctx.inconclusive(f"race freedom of the {role}: no solver answered "
                                       f"({r.answer}: {r.detail or r.solver})")
         model = r.model or {}
         attempts = [model_inputs(ctx, fixed, lambda v: int(model.get(str(v), 0)), variables,
@@ -666,11 +517,11 @@ def _races(ctx: _Ctx, role: str, launch: SymbolicLaunch, sp: ShapePlan, fixed: d
         verdict = replay_race(ctx, role, scalars, inputs)
         if verdict is not None:
             return verdict
-    return _inconclusive(ctx, f"the {role} may race ({what}), but the emulator's race detector "
-                              f"did not reproduce it at {_shape(attempts[0][0])}")
+    return ctx.inconclusive(f"the {role} may race ({what}), but the emulator's race detector "
+                              f"did not reproduce it at {shape_text(attempts[0][0])}")
 
 
-def _orders(ctx: _Ctx, role: str, pairs: list, sp: ShapePlan, fixed: dict,
+def _orders(ctx: Run, role: str, pairs: list, sp: ShapePlan, fixed: dict,
             constraints: list, seed: int, feas: Feasibility) -> Verdict | None:
     """Morally strong accesses that conflict do not race, but the scheduler orders them:
     where they may both happen the outputs may depend on that order, which keq models only
@@ -683,19 +534,17 @@ def _orders(ctx: _Ctx, role: str, pairs: list, sp: ShapePlan, fixed: dict,
     if hit is None and rest:
         ob = Obligation(z3.And(*constraints, z3.Or(rest)),
                         f"the {role}'s morally strong accesses never meet unordered")
-        r = solve(ob, solvers=ctx.solvers, timeout_s=ctx.timeout_s, cache=ctx.cache,
-                  dump_dir=ctx.dump_dir)
-        ctx.obligations.append(r)
+        r = ctx.solve(ob)
         if r.answer == "unsat":
             return None
     elif hit is None:
         return None
     for i in sorted({sp.count - 1, 0}):
-        tested = _test_for_difference(ctx, dict(fixed, **sp.shapes[i]), seed, ctx.trials,
+        tested = tested_difference(ctx, dict(fixed, **sp.shapes[i]), seed, ctx.trials,
                                       other_choices=True)
         if tested is not None:
             return tested
-    return _inconclusive(ctx, f"the outputs of the {role} may depend on the order the "
+    return ctx.inconclusive(f"the outputs of the {role} may depend on the order the "
                               f"scheduler gives: {what}")
 
 
@@ -704,4 +553,4 @@ def _subst(model: dict, variables: dict) -> list:
             for name, (_, _, var) in variables.items() if name in model]
 
 
-__all__ = ["CheckAt", "ShapeFallback", "ShapePlan", "check_shapes", "plan", "plan_at"]
+__all__ = ["check_shapes"]

@@ -47,39 +47,6 @@ def _signed(v: np.ndarray, w: int) -> np.ndarray:
     return np.where(s >= np.int64(1 << (w - 1)), s - np.int64(1 << w), s)
 
 
-def subterms(*terms, stop=None):
-    """Each distinct subterm of `terms` once (a DAG walk: a tree walk is exponential on the
-    shared sums of a reduction); the children of a term `e` with `stop(e)` are not visited."""
-    seen: set[int] = set()
-    stack = list(terms)
-    while stack:
-        e = stack.pop()
-        key = e.get_id()
-        if key in seen:
-            continue
-        seen.add(key)
-        yield e
-        if stop is None or not stop(e):
-            stack.extend(e.children())
-
-
-def is_input(e) -> bool:
-    """An uninterpreted constant (a symbolic input or scalar)."""
-    return z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED
-
-
-def free_constants(*terms) -> list:
-    """The uninterpreted constants `terms` mention."""
-    return [e for e in subterms(*terms) if is_input(e)]
-
-
-def function_names(*terms) -> set[str]:
-    """The names of the uninterpreted functions (of one argument or more) `terms` apply."""
-    return {e.decl().name() for e in subterms(*terms)
-            if z3.is_app(e) and e.num_args() > 0
-            and e.decl().kind() == z3.Z3_OP_UNINTERPRETED}
-
-
 def evaluate(t, env: Mapping[str, np.ndarray], n: int,
              memo: dict[int, np.ndarray] | None = None) -> np.ndarray:
     """`t` at each of `n` points; `env` maps constant names to uint64 arrays of length n.

@@ -14,9 +14,9 @@ import z3
 
 from semantics.machine import MemoryFault
 from semantics.machine.executor import ExecutionError, NonTermination, UnrollLimit
-from verifier.counterexample import _faulted, model_inputs
+from verifier.counterexample import faulted, model_inputs
 from verifier.emulate import run_side
-from verifier.solvers import Obligation, solve
+from verifier.solvers import Obligation
 from verifier.verdict import Verdict
 
 
@@ -32,9 +32,7 @@ def never_ends(ctx, role: str, e: UnrollLimit, constraints: list, variables: dic
     else:
         ob = Obligation(z3.And(*constraints, z3.Or([c for c in conds])),
                         f"the {role} stays in the loop at {e.loc} past {e.bound} iterations")
-        r = solve(ob, solvers=ctx.solvers, timeout_s=min(ctx.timeout_s, 30.0), cache=ctx.cache,
-                  dump_dir=ctx.dump_dir)
-        ctx.obligations.append(r)
+        r = ctx.solve(ob, timeout_s=30.0)
         if r.answer != "sat":
             return None
         model = r.model or {}
@@ -45,9 +43,9 @@ def never_ends(ctx, role: str, e: UnrollLimit, constraints: list, variables: dic
                                        for k, v in inputs.items()}, scalars,
                  choices=ctx.choices, tag=role)
     except NonTermination as err:
-        return _faulted(role, scalars, inputs, err)
+        return faulted(role, scalars, inputs, err)
     except (MemoryFault, ExecutionError) as err:
-        return _faulted(role, scalars, inputs, err)
+        return faulted(role, scalars, inputs, err)
     return None
 
 

@@ -25,7 +25,8 @@ import numpy as np
 from semantics.choices import Choices
 from semantics.errors import KeqError
 from verifier.effects import MODELLED
-from verifier.emulate import run_side
+from verifier.emulate import EmulatedSide, run_side
+from verifier.verdict import Difference
 
 
 def ordinary_floats(inputs: dict, seed: int) -> dict:
@@ -84,7 +85,8 @@ def consulted(effects) -> bool:
     return any(e.kind in MODELLED or e.kind == "layout" for e in effects)
 
 
-def differences(spec, ref: dict, cand: dict) -> tuple:
+def differences(spec, ref: dict, cand: dict) -> tuple[Difference, ...]:
+    """The output elements (at most 16 per buffer) whose bits differ between two runs."""
     diffs = []
     for p in spec.params:
         if not p.is_buffer or p.access not in ("out", "inout"):
@@ -92,7 +94,7 @@ def differences(spec, ref: dict, cand: dict) -> tuple:
         a = np.ascontiguousarray(ref[p.name]).view(f"u{p.dtype.itemsize}").reshape(-1)
         b = np.ascontiguousarray(cand[p.name]).view(f"u{p.dtype.itemsize}").reshape(-1)
         for i in np.nonzero(a != b)[0][:16].tolist():
-            diffs.append((p.name, i, int(a[i]), int(b[i])))
+            diffs.append(Difference(p.name, i, int(a[i]), int(b[i])))
     return tuple(diffs)
 
 
@@ -114,10 +116,11 @@ def check_reference_determined(ctx, scalars: dict, inputs: dict, ref_final: dict
                            f"is about a deterministic reference")
 
 
-def difference_under_choices(ctx, scalars: dict, inputs: dict, rep: dict, seed: int,
-                             other_choices: bool = False) -> tuple[Choices, dict, tuple] | None:
+def difference_under_choices(ctx, scalars: dict, inputs: dict, rep: dict[str, EmulatedSide],
+                             seed: int, other_choices: bool = False
+                             ) -> tuple[Choices, dict, tuple] | None:
     """(choices, the candidate's final values, differences) of the first legal execution
-    whose outputs differ from the reference's: `rep` (role -> (final, result), the
+    whose outputs differ from the reference's: `rep` (role -> `EmulatedSide`, the
     emulator's default choices) first, then the candidate under other choices when its run
     consulted them or `other_choices` says the caller knows it depends on them (morally
     strong accesses in an order the scheduler picks, found by the symbolic race log: a run

@@ -1,18 +1,38 @@
-"""What `keq verify` answers (DESIGN.md, "Verdicts"): verdicts, stages, counterexamples, and
-the state one verification carries through its stages."""
+"""What `keq verify` answers (DESIGN.md, "Verdicts"): the verdict, its stages and its
+counterexample, as typed records (`verifier.run` holds the state of one verification)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, NamedTuple
 
 from semantics.choices import Choices
 from semantics.errors import KeqError
-from semantics.machine.kernel import PreparedKernel
-from verifier.solvers import DEFAULT_SOLVERS, Cache
-from verifier.spec import PairSpec
 
-EQUIVALENT, NOT_EQUIVALENT, INCONCLUSIVE = "equivalent", "not-equivalent", "inconclusive"
+
+class VerdictKind(StrEnum):
+    """The three answers (their values are what `--json` and certificates print)."""
+    EQUIVALENT = "equivalent"
+    NOT_EQUIVALENT = "not-equivalent"
+    INCONCLUSIVE = "inconclusive"
+
+
+EQUIVALENT, NOT_EQUIVALENT, INCONCLUSIVE = (VerdictKind.EQUIVALENT, VerdictKind.NOT_EQUIVALENT,
+                                            VerdictKind.INCONCLUSIVE)
+
+
+class StageStatus(StrEnum):
+    """How a stage ended: its own outcome, or the solver answer that ended it."""
+    OK = "ok"
+    FAILED = "failed"
+    INCONCLUSIVE = "inconclusive"
+    SKIPPED = "skipped"
+    SAT = "sat"
+    UNSAT = "unsat"
+    UNKNOWN = "unknown"
+    TIMEOUT = "timeout"
+    ERROR = "error"
 
 
 class InternalError(KeqError):
@@ -22,9 +42,20 @@ class InternalError(KeqError):
 @dataclass(frozen=True)
 class Stage:
     name: str
-    status: str          # ok | failed | inconclusive | skipped
+    status: StageStatus
     seconds: float
     detail: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "status", StageStatus(self.status))   # (a typo fails here)
+
+
+class Difference(NamedTuple):
+    """One output element the kernels leave different: its bit patterns."""
+    param: str
+    index: int
+    reference: int
+    candidate: int
 
 
 @dataclass(frozen=True)
@@ -33,7 +64,7 @@ class Counterexample:
     inputs: dict[str, Any]                     # every param by spec name (replayable)
     reference: dict[str, Any]                  # final out/inout contents
     candidate: dict[str, Any]
-    differences: tuple[tuple[str, int, int, int], ...]   # (param, index, ref bits, cand bits)
+    differences: tuple[Difference, ...]
     note: str = ""
     depends_on: tuple[str, ...] = ()           # the inputs the differing element depends on
     # The byte every CTA's shared memory held at launch in the replay (PTX leaves it
@@ -45,7 +76,7 @@ class Counterexample:
 
 @dataclass(frozen=True)
 class Verdict:
-    kind: str
+    kind: VerdictKind
     claim: str
     reasons: tuple[str, ...] = ()
     assumptions: tuple[str, ...] = ()
@@ -60,39 +91,5 @@ class Verdict:
     # shapes", "3 shapes enumerated"): part of what the verdict means.
     coverage: str = ""
 
-
-class StageLog(list):
-    """The stages of one verification, as they finish; `on_stage(stage)` (optional) hears of
-    each at once (a progress display for long runs)."""
-
-    def __init__(self, on_stage=None) -> None:
-        super().__init__()
-        self.on_stage = on_stage
-
-    def append(self, stage: Stage) -> None:
-        super().append(stage)
-        if self.on_stage is not None:
-            self.on_stage(stage)
-
-
-@dataclass
-class _Ctx:
-    spec: PairSpec
-    timeout_s: float
-    unroll: int
-    prepared: dict[str, PreparedKernel] = field(default_factory=dict)
-    stages: list[Stage] = field(default_factory=StageLog)
-    assumptions: set[str] = field(default_factory=set)
-    witness: tuple | None = None          # the differing pair of terms the solver split
-    solvers: tuple[str, ...] = DEFAULT_SOLVERS
-    dump_dir: str | None = None
-    cache: Cache = field(default_factory=Cache)
-    obligations: list = field(default_factory=list)   # every SolveResult, for certificates
-    trials: int = 8
-    jobs: int = 1                         # worker processes (`verifier.parallel`)
-    # Launch shapes where testing saw outputs far apart in real mode: checked on their own
-    # first when the whole claim stays undecided (`verifier.equiv`).
-    suspects: list = field(default_factory=list)
-    # How the emulator resolves what the ISA leaves open, and the target assumptions the
-    # claim names (both domains): `semantics.choices`
-    choices: Choices = field(default_factory=Choices)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", VerdictKind(self.kind))

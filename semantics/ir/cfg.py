@@ -108,10 +108,10 @@ def build_cfg(fn: Function) -> Cfg:
         for s in b.succs:
             if s != EXIT:
                 preds[s].append(b.index)
-    return Cfg(tuple(blocks), _post_dominators(blocks), tuple(tuple(p) for p in preds))
+    return Cfg(tuple(blocks), post_dominators(blocks), tuple(tuple(p) for p in preds))
 
 
-def _post_dominators(blocks: list[BasicBlock]) -> tuple[int | None, ...]:
+def post_dominators(blocks: list[BasicBlock]) -> tuple[int | None, ...]:
     """Immediate post-dominators by iterating to a fixed point over post-dominator sets.
 
     Functions are small (hundreds of blocks at most), so the simple set-based algorithm is

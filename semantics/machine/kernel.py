@@ -22,7 +22,7 @@ from semantics.ops import lookup
 _RANGE = re.compile(r"^(.*?)([0-9]+)$")
 
 
-def _align(x: int, a: int) -> int:
+def align_up(x: int, a: int) -> int:
     return (x + a - 1) // a * a
 
 
@@ -121,17 +121,17 @@ def _prepare_function(module: Module, fn: Function, done: dict[str, PreparedKern
     off = 0
     for p in fn.params:
         a = p.align or max(p.type.bits // 8, 1)
-        off = _align(off, a)
+        off = align_up(off, a)
         param_offsets[p.name] = off
         off += p.size_bytes or 0
     k = PreparedKernel(module, fn, build_cfg(fn), instrs, sems, param_offsets, {}, 0, None,
                        {}, 0, {}, 0, {}, callees)
     if fn.kind == "entry":
-        _lay_out_memory(module, [k, *_call_tree(k)])
+        _lay_out_memory(module, [k, *call_tree(k)])
     return k
 
 
-def _call_tree(k: PreparedKernel) -> list[PreparedKernel]:
+def call_tree(k: PreparedKernel) -> list[PreparedKernel]:
     out: dict[str, PreparedKernel] = {}
     todo = list(k.callees.values())
     while todo:
@@ -167,22 +167,22 @@ def _lay_out_memory(module: Module, tree: list[PreparedKernel]) -> None:
             if size is None:
                 dynamic = v.name
                 continue
-            shared_end = _align(shared_end, a)
+            shared_end = align_up(shared_end, a)
             shared_offsets[v.name] = shared_end
             shared_sizes[v.name] = size
             shared_end += size
         elif v.space == "local":
-            local_end = _align(local_end, a)
+            local_end = align_up(local_end, a)
             local_offsets[v.name] = local_end
             local_end += size or 0
         elif v.space == "const":
-            const_end = _align(const_end, a)
+            const_end = align_up(const_end, a)
             const_offsets[v.name] = const_end
             const_end += size or 0
     if dynamic is not None:
-        shared_offsets[dynamic] = _align(shared_end, 16)
+        shared_offsets[dynamic] = align_up(shared_end, 16)
         shared_aligns[dynamic] = max(shared_aligns[dynamic], 16)
-    windows = {name: _align(i * SHARED_SPACING, shared_aligns[name])
+    windows = {name: align_up(i * SHARED_SPACING, shared_aligns[name])
                for i, name in enumerate(shared_offsets)}
     global_vars = {v.name: v for v in module.variables.values()
                    if v.space == "global" and v.name in used}

@@ -22,7 +22,7 @@ from typing import Callable
 
 from semantics.choices import LAYOUTS
 from semantics.ir.nodes import Function
-from semantics.machine.kernel import PreparedKernel, _align, _call_tree
+from semantics.machine.kernel import PreparedKernel, align_up, call_tree
 from semantics.machine.memory import SHARED_SPACING, SHIFTED_SHARED_START, SharedVar
 
 
@@ -47,7 +47,7 @@ def shared_vars(k: PreparedKernel, dynamic_shared: int) -> tuple[SharedVar, ...]
 def _shifted_windows(k: PreparedKernel) -> dict[str, int]:
     """Shared variables in reverse order, from `SHIFTED_SHARED_START` in their windows."""
     names = list(reversed(k.shared_rows))
-    return {name: _align(i * SHARED_SPACING + SHIFTED_SHARED_START, k.shared_aligns[name])
+    return {name: align_up(i * SHARED_SPACING + SHIFTED_SHARED_START, k.shared_aligns[name])
             for i, name in enumerate(names)}
 
 
@@ -102,7 +102,7 @@ def for_launch(k: PreparedKernel, pointers: frozenset[str] | None,
     if not found and not accesses and layout == "packed":
         k._launches[key] = k
         return k
-    tree = [k, *_call_tree(k)]
+    tree = [k, *call_tree(k)]
     copies: dict[str, PreparedKernel] = {}
     for f in tree:
         sems = list(f.semantics)

@@ -51,10 +51,10 @@ class _Function:
 
 class _Analysis:
     def __init__(self, k, pointers: frozenset[str] | None) -> None:
-        from semantics.machine.kernel import _call_tree
+        from semantics.machine.kernel import call_tree
         self.entry = k
         self.pointers = pointers
-        self.funcs = {f.name: _Function(f) for f in [k, *_call_tree(k)]}
+        self.funcs = {f.name: _Function(f) for f in [k, *call_tree(k)]}
         self.vars = dict(k.module.variables)
         for f in self.funcs.values():
             self.vars.update({v.name: v for v in f.k.fn.local_vars})

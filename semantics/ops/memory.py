@@ -93,7 +93,7 @@ def _resolve_st(form):
 _ATOM_OPS = ("add", "min", "max", "exch", "cas", "and", "or", "xor", "inc", "dec")
 
 
-def _atom_update(x, op: str, t: PtxType, b, c):
+def atom_update(x, op: str, t: PtxType, b, c):
     """update(domain, old, lanes) -> new, written over the Domain like every semantics."""
     w = t.bits
     fmt = fmt_of(t) if t.is_float else None
@@ -148,7 +148,7 @@ def _atomic(has_dest: bool):
         addr = x.address(first)
         b = x.read(first + 1, t)
         c = x.read(first + 2, t) if op == "cas" else None
-        old = x.atomic(_space(x), addr, t.bits // 8, _atom_update(x, op, t, b, c),
+        old = x.atomic(_space(x), addr, t.bits // 8, atom_update(x, op, t, b, c),
                        discarded=not has_dest)
         if has_dest:
             x.write(0, old, t)

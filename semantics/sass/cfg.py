@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from semantics.errors import UnsupportedError
-from semantics.ir.cfg import EXIT, BasicBlock, Cfg, _post_dominators
+from semantics.ir.cfg import EXIT, BasicBlock, Cfg, post_dominators
 from semantics.sass import registry
 from semantics.sass.lexer import SassSyntaxError
 from semantics.sass.nodes import SassFunction, SassInstruction
@@ -48,13 +48,13 @@ class SassCfg:
         return self.cfg.ipdom
 
 
-def _always(ins: SassInstruction) -> bool:
+def always_runs(ins: SassInstruction) -> bool:
     g = ins.guard
     return g is None or (g.reg == SassReg("PT") and not g.negated) or (
         g.reg == SassReg("UPT") and not g.negated)
 
 
-def _never(ins: SassInstruction) -> bool:
+def never_runs(ins: SassInstruction) -> bool:
     g = ins.guard
     return g is not None and g.negated and g.reg in (SassReg("PT"), SassReg("UPT"))
 
@@ -79,7 +79,7 @@ def build_sass_cfg(fn: SassFunction) -> SassCfg:
         if op in registry.INDIRECT:
             raise UnsupportedError(f"indirect branch '{ins.form.name}' is not supported",
                                    ins.loc)
-        if _never(ins):
+        if never_runs(ins):
             continue
         if op in _BRANCHES or op == "BSSY":
             leaders.add(_target(ins, index_of, fn))
@@ -101,18 +101,18 @@ def build_sass_cfg(fn: SassFunction) -> SassCfg:
         last = instrs[end - 1]
         fall: int | None = block_at(end)
         target = None
-        if _never(last):
+        if never_runs(last):
             succs: tuple[int, ...] = (fall,)
         elif last.opcode in _BRANCHES:
             target = block_at(_target(last, index_of, fn))
             # BRA.DIV ~URZ, `(L) and similar take a condition operand besides the target
-            conditional = not _always(last) or len(last.operands) > 1
+            conditional = not always_runs(last) or len(last.operands) > 1
             if conditional:
                 succs = (target,) if target == fall else (target, fall)
             else:
                 succs, fall = (target,), None
         elif last.opcode in registry.TERMINATORS:
-            if _always(last):
+            if always_runs(last):
                 succs, fall = (EXIT,), None
             else:
                 succs = (EXIT, fall)
@@ -125,7 +125,7 @@ def build_sass_cfg(fn: SassFunction) -> SassCfg:
         for s in blk.succs:
             if s != EXIT:
                 preds[s].append(blk.index)
-    cfg = Cfg(tuple(blocks), _post_dominators(blocks), tuple(tuple(p) for p in preds))
+    cfg = Cfg(tuple(blocks), post_dominators(blocks), tuple(tuple(p) for p in preds))
     return SassCfg(cfg, _reconvergence(fn, index_of, start_to_block))
 
 
@@ -134,7 +134,7 @@ def _reconvergence(fn: SassFunction, index_of: dict[int, int],
     instrs = fn.instructions
     out = []
     for k, ins in enumerate(instrs):
-        if ins.opcode != "BSSY" or _never(ins):
+        if ins.opcode != "BSSY" or never_runs(ins):
             continue
         if len(ins.operands) != 2 or not isinstance(ins.operands[0], SassReg) \
                 or ins.operands[0].kind != "B":

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import z3
 
-from semantics.conformance import _allows, _is_concrete, _z3_value
+from semantics.conformance import allows, is_concrete, z3_value
 from semantics.domains.concrete import ConcreteDomain
 from semantics.domains.symbolic import SymbolicDomain
 from semantics.ir.types import TYPES
@@ -84,10 +84,10 @@ def execute_sass(line: str, inputs: dict[str, Sequence], kind: str = "concrete",
     for name, values in inputs.items():
         reg = _reg(name)
         if reg.is_predicate:
-            vals = [bool(v) if _is_concrete(v) else v for v in values]
+            vals = [bool(v) if is_concrete(v) else v for v in values]
             ex.regs[pkey(reg)] = np.array(vals, dtype=bool) if kind == "concrete" else vals
         else:
-            vals = [int(v) & 0xFFFFFFFF if _is_concrete(v) else v for v in values]
+            vals = [int(v) & 0xFFFFFFFF if is_concrete(v) else v for v in values]
             ex.regs[reg] = np.array(vals, dtype=np.uint64) if kind == "concrete" else vals
     ins = k.instrs[0]
     ex.ins = ins
@@ -134,12 +134,12 @@ def agree_sass(line: str, inputs: dict[str, Sequence], *, outputs: Sequence[str]
         pred = _reg(name).is_predicate
         t = TYPES["pred"] if pred else TYPES["b32"]
         for lane, (c, s) in enumerate(zip(cvals, sym.outputs[name])):
-            if not _is_concrete(s):
+            if not is_concrete(s):
                 s = z3.substitute(s, *subst) if subst else s
-            sv = _z3_value(s, t)
+            sv = z3_value(s, t)
             if isinstance(sv, z3.ExprRef) and "keq!u" in sv.sexpr():
                 # what the ISA leaves open (an unspecified NaN): the emulator's must be one
-                ok = _allows(sv, c, "pred" if pred else "b32")
+                ok = allows(sv, c, "pred" if pred else "b32")
             else:
                 ok = (isinstance(sv, bool) and sv == bool(c)) if pred else \
                     (isinstance(sv, int) and not isinstance(sv, bool) and sv == int(c))

@@ -28,7 +28,7 @@ from semantics.ir.nodes import Form, Guard, Variable
 from semantics.ir.operands import Reg
 from semantics.ir.types import TYPES, PtxType
 from semantics.machine.kernel import PreparedKernel
-from semantics.sass.cfg import _always, _never, build_sass_cfg
+from semantics.sass.cfg import always_runs, build_sass_cfg, never_runs
 from semantics.sass.nodes import SassFunction, SassInstruction, SassModule
 from semantics.sass.operands import SassReg, SassTarget
 from semantics.sass.ops.access import SASS_SCOPE, pkey
@@ -129,9 +129,9 @@ def shared_base_of(arch: str) -> int:
 def _adapt(ins: SassInstruction) -> SassInstruction:
     """The instruction the executor sees: control opcodes renamed, guards normalized, the
     guard predicate under its register-map key."""
-    if _never(ins):
+    if never_runs(ins):
         return replace(ins, form=Form("NOP"), guard=None)
-    guard = None if _always(ins) else Guard(pkey(ins.guard.reg), ins.guard.negated)
+    guard = None if always_runs(ins) else Guard(pkey(ins.guard.reg), ins.guard.negated)
     op = _CONTROL.get(ins.opcode)
     form = Form(op, ins.form.mods) if op else ins.form
     return replace(ins, form=form, guard=guard)

@@ -16,7 +16,7 @@ from semantics.machine import MemoryFault
 from semantics.machine.executor import ExecutionError
 from semantics.machine.termination import step_budget_of
 from verifier.emulate import run_side
-from verifier.equiv import EQUIVALENT, INCONCLUSIVE, NOT_EQUIVALENT, verify
+from verifier.api import EQUIVALENT, INCONCLUSIVE, NOT_EQUIVALENT, verify
 from verifier.spec import load_spec
 
 ADV = Path(__file__).resolve().parents[1] / "data" / "adversarial"

@@ -20,7 +20,7 @@ from semantics.errors import KeqError
 from semantics.sass import parse_sass_file
 from verifier.cli.tv_cmd import load_sass, pair_from_side, small_scalars
 from verifier.counterexample import writers
-from verifier.equiv import verify
+from verifier.api import verify
 from verifier.spec import load_spec
 
 ROOT = Path(__file__).resolve().parents[2]

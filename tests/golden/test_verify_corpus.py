@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from verifier.equiv import EQUIVALENT, INCONCLUSIVE, NOT_EQUIVALENT, verify
+from verifier.api import EQUIVALENT, INCONCLUSIVE, NOT_EQUIVALENT, verify
 from verifier.emulate import run_side
 from verifier.spec import load_spec
 

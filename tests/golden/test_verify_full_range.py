@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from verifier.emulate import run_side
-from verifier.equiv import INCONCLUSIVE, NOT_EQUIVALENT, verify
+from verifier.api import INCONCLUSIVE, NOT_EQUIVALENT, verify
 from verifier.spec import load_spec
 
 K = Path(__file__).resolve().parents[2] / "kernels"

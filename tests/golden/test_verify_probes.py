@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from verifier.emulate import run_side
-from verifier.equiv import INCONCLUSIVE, NOT_EQUIVALENT, verify
+from verifier.api import INCONCLUSIVE, NOT_EQUIVALENT, verify
 from verifier.spec import load_spec
 
 K = Path(__file__).resolve().parents[2] / "kernels"

@@ -25,7 +25,8 @@ import z3
 
 # The harness core lives in the package (keq fuzz --semantics runs it too); re-exported here.
 from semantics.conformance import (  # noqa: F401
-    Run, _allows, _is_concrete, _lanes, _out, _parsed, _prepared, _seed, _z3_value, _dest_regs, execute,
+    Run, allows, is_concrete, _lanes, _out, _prepared, _seed, z3_value, dest_regs, execute,
+    parsed_ptx,
     parse_line_form, ptx_kernel, run_instruction, symbolic_variables, to_hex,
 )
 from semantics.ir.types import TYPES
@@ -49,13 +50,13 @@ def agree(ptx_line: str, reg_decls: dict[str, str], inputs: dict[str, Sequence],
     for reg, cvals in conc.outputs.items():
         t = TYPES[reg_decls[reg]]
         for lane, (c, s) in enumerate(zip(cvals, sym.outputs[reg])):
-            if not _is_concrete(s):
+            if not is_concrete(s):
                 s = z3.substitute(s, *subst) if subst else s
-            sv = _z3_value(s, t)
+            sv = z3_value(s, t)
             if isinstance(sv, z3.ExprRef) and "keq!u" in sv.sexpr():
                 # what the ISA leaves open (an unspecified NaN...): a set of values, of which
                 # the emulator's must be one
-                ok = _allows(sv, c, reg_decls[reg])
+                ok = allows(sv, c, reg_decls[reg])
             elif t.kind == "pred":
                 ok = isinstance(sv, bool) and sv == bool(c)
             else:

@@ -190,11 +190,11 @@ def test_edited_kernel_hash_with_a_recomputed_certificate_hash_is_stale(ws):
 
 def test_inconclusive_verdict_fails_as_not_equivalent(ws, monkeypatch):
     # What verify answers is not under test here (its reach changes): stand in an Inconclusive.
-    import verifier.equiv as equiv
+    import verifier.api as api
 
     def inconclusive(spec, **kw):
-        return equiv.Verdict(equiv.INCONCLUSIVE, "vec4 claim", ("too many launch shapes",))
-    monkeypatch.setattr(equiv, "verify", inconclusive)
+        return api.Verdict(api.INCONCLUSIVE, "vec4 claim", ("too many launch shapes",))
+    monkeypatch.setattr(api, "verify", inconclusive)
     m = ws / "keq.toml"
     assert main(["prove", "--manifest", str(m), str(ws / "kernels/vector_add/vec4.toml")]) == 2
     results, _ = gate(ws)

@@ -15,7 +15,7 @@ from hypothesis import given, settings, strategies as st
 
 from verifier.equiv import EQUIVALENT, NOT_EQUIVALENT, verify
 from verifier.shape_space import PointSet, ShapeSpace, ShapeValues, bits_of, mask_of
-from verifier.shapes import plan
+from verifier.shape_plan import plan
 from verifier.spec import load_spec
 
 DATA = Path(__file__).resolve().parents[1] / "data"

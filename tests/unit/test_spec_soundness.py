@@ -18,9 +18,9 @@ import pytest
 import z3
 
 from semantics.errors import LocatedError
-from verifier.claim import _symbolic_inputs, assignments, claim_text
+from verifier.claim import assignments, claim_text, symbolic_inputs
 from verifier.cli.main import main
-from verifier.counterexample import _concrete_inputs, _domain, _from_bits, model_inputs
+from verifier.counterexample import concrete_inputs, from_bits, model_inputs, scalar_domain
 from verifier.spec import (PairSpec, ParamSpec, draw_scalars, first_allowed, float_bits, float_value,
                            load_spec, loads_spec, scalar_value)
 
@@ -202,7 +202,8 @@ def test_a_float_scalar_in_a_launch_expression_is_a_located_error(where, old, ne
 
 def test_domain_is_for_integer_scalars_only():
     s = spec_of('scalar = "f32"\nrange = [1.0, 1.0]')
-    assert _domain(s.param("a")) is None and _domain(s.param("n")) == list(range(1, 513))
+    assert scalar_domain(s.param("a")) is None
+    assert scalar_domain(s.param("n")) == list(range(1, 513))
     envs, why = assignments(s, {}, 1024)
     assert why == "" and len(envs) == 512 and all("a" not in e for e in envs)
 
@@ -232,14 +233,14 @@ def test_the_solvers_constraint_is_the_claim_allows(body):
     value is in the claim: the solvers and every replay read the claim alike."""
     s = spec_with_a(*body)
     p = s.param("a")
-    _, constraints, variables = _symbolic_inputs(s, {"n": 1})
+    _, constraints, variables = symbolic_inputs(s, {"n": 1})
     v = variables["a"][2]
     bits = v.size()
     assert constraints
     for raw in _probes(bits, p):
         raw &= (1 << bits) - 1
         held = z3.simplify(z3.substitute(z3.And(constraints), (v, z3.BitVecVal(raw, bits))))
-        assert z3.is_true(held) == p.allows(_from_bits(p, raw)), (body, hex(raw))
+        assert z3.is_true(held) == p.allows(from_bits(p, raw)), (body, hex(raw))
 
 
 def test_in_mode_real_a_float_scalar_is_a_real_bounded_by_the_claim():
@@ -269,15 +270,15 @@ def test_every_draw_and_replay_value_is_allowed(body):
         lo, hi = (float_bits(p.type, x) for x in p.range)
         got = {p.bits_of(x) for x in drawn}
         assert lo in got and hi in got
-    scalars, _ = _concrete_inputs(ctx, {"n": 4}, 0)
+    scalars, _ = concrete_inputs(ctx, {"n": 4}, 0)
     assert p.allows(scalars["a"])
-    scalars, _ = _concrete_inputs(ctx, {"n": 4}, 0, random_scalars=True)
+    scalars, _ = concrete_inputs(ctx, {"n": 4}, 0, random_scalars=True)
     assert p.allows(scalars["a"])
 
 
 def test_a_model_that_does_not_mention_a_scalar_replays_an_allowed_value():
     s = spec_of('scalar = "f32"\nvalues = [1.5]')
-    _, _, variables = _symbolic_inputs(s, {"n": 2})
+    _, _, variables = symbolic_inputs(s, {"n": 2})
     scalars, inputs = model_inputs(SimpleNamespace(spec=s), {"n": 2}, lambda v: 0, variables,
                                    0)
     assert scalars["a"] == np.float32(1.5) and inputs["a"] == np.float32(1.5)
@@ -285,7 +286,7 @@ def test_a_model_that_does_not_mention_a_scalar_replays_an_allowed_value():
 
 def test_from_bits_keeps_the_exact_bits_of_a_float_scalar():
     p = spec_of('scalar = "f32"').param("a")
-    v = _from_bits(p, 0x7F800001)                  # a signalling NaN
+    v = from_bits(p, 0x7F800001)                  # a signalling NaN
     assert isinstance(v, np.float32)
     assert int(np.array([v]).view(np.uint32)[0]) == 0x7F800001
 
@@ -460,11 +461,11 @@ def test_a_pair_spec_built_without_the_new_fields_has_none():
 
 def test_json_output_and_certificates_carry_both_lists(tmp_path):
     from verifier.certs import format as fmt
-    from verifier.cli.verify_cmd import _report_json
+    from verifier.report import verdict_json
     from verifier.verdict import EQUIVALENT, Verdict
     s = load_spec(ADV / "nan_commuted_add_f32_canonical.toml")
     v = Verdict(EQUIVALENT, claim_text(s, {}))
-    out = _report_json(v, {}, s)
+    out = verdict_json(v, {}, s)
     assert out["allow"] == [] and out["target_assumptions"] == ["f32-nan-canonical"]
     assert "f32-nan-canonical" in out["claim"]
     cert = fmt.build(spec=s, spec_path=s.path, root=REPO, spec_hash="0" * 64,

@@ -14,7 +14,7 @@ from verifier.emulate import choices_of, run_side
 from verifier.spec import load_spec
 from verifier.testing import (alternatives, consulted, difference_under_choices,
                               proves_nothing)
-from verifier.verdict import _Ctx
+from verifier.run import Run
 
 ADV = Path(__file__).resolve().parents[1] / "data" / "adversarial"
 LOC = None
@@ -31,8 +31,8 @@ def test_what_proves_nothing_and_what_is_a_choice():
     assert consulted([UNINIT]) and consulted([ORDER]) and not consulted([APPROX])
 
 
-def _ctx(spec) -> _Ctx:
-    return _Ctx(spec, 10.0, 8, choices=choices_of(spec))
+def _ctx(spec) -> Run:
+    return Run(spec, 10.0, 8, choices=choices_of(spec))
 
 
 def _runs(ctx, scalars, inputs):

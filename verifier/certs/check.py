@@ -180,7 +180,7 @@ class Recheck:
 def recheck(cert: dict, cert_file: Path, spec, *, timeout_s: float | None = None) -> Recheck:
     """Re-run verify on the certified claim, dumping the obligations; require the same verdict
     and the same obligation hashes; re-solve every stored obligation with another solver."""
-    from verifier.equiv import verify
+    from verifier.api import verify
     t0 = time.perf_counter()
     findings: list[Finding] = []
     notes: list[str] = []

@@ -49,7 +49,7 @@ def prove(spec_path: str | Path, *, root: Path, proofs: Path, opts: fmt.ClaimOpt
           fuzz_backend: str = "emulator", sign_key: str | None = None,
           spec: PairSpec | None = None) -> Proved:
     """Verify one pair under its claim and build (not write) its certificate."""
-    from verifier.equiv import claim_text, verify
+    from verifier.api import claim_text, verify
     t0 = time.perf_counter()
     spec_path = Path(spec_path).resolve()
     spec = spec or load_spec(spec_path)

@@ -12,7 +12,8 @@ import sys
 import numpy as np
 
 from semantics.errors import KeqError
-from verifier.cli.run_cmd import add_choice_options, choices_line
+from verifier.cli.run_cmd import add_choice_options
+from verifier.report import choices_line
 from verifier.inputs import SavedChoices, parse_set, save_npz
 from verifier.spec import load_spec
 

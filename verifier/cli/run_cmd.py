@@ -13,6 +13,7 @@ import numpy as np
 
 from semantics.choices import Choices
 from verifier.emulate import choices_of, run_side
+from verifier.report import choices_line
 from verifier.inputs import (  # noqa: F401  (InputError: re-exported)
     InputError, SavedChoices, load_choices, load_npz, npz_buffers, npz_scalars, parse_set,
     save_npz)
@@ -103,22 +104,6 @@ def add_choice_options(p: argparse.ArgumentParser, who: str, extra: str = "") ->
                    help=FILL_HELP.format(who=who) + extra)
     p.add_argument("--schedule", type=schedule_policy, default=None, metavar="POLICY",
                    help=SCHEDULE_HELP.format(who=who) + extra)
-
-
-def choices_line(c: Choices, shared_fill: int | None = None, shared_from: str = "") -> str:
-    """The choices on one line: both policies, a model's explicit values by constant name (a
-    few), and the byte shared memory holds when one is given (`shared_from`: by whom)."""
-    text = f"fill {c.fill}, schedule {c.schedule}"
-    if c.layout != "packed":
-        text += f", {c.layout} memory layout"
-    if c.values:
-        items = sorted(c.values.items())
-        text += ", values " + ", ".join(f"{k}={int(v):#x}" for k, v in items[:4]) + \
-            (f", ... ({len(items)} in all)" if len(items) > 4 else "")
-    if shared_fill is not None:
-        text += f", every shared byte {shared_fill:#04x} at launch" + \
-            (f" ({shared_from})" if shared_from else "")
-    return text
 
 
 def choices_json(c: Choices, shared_fill: int | None = None) -> dict:

@@ -147,8 +147,8 @@ PREFERRED = (9, 8, 16, 4, 32, 2, 1, 37, 40, 48, 64)
 
 
 def small_scalars(spec) -> dict[str, int] | None:
-    from verifier.claim import _launch_scalars
-    shaping = _launch_scalars(spec)
+    from verifier.claim import launch_scalars
+    shaping = launch_scalars(spec)
     env: dict[str, int] = {}
     for p in spec.scalars:
         if p.name not in shaping:
@@ -234,9 +234,7 @@ def _parse_sets(items: list[str]) -> dict[str, int]:
 
 def run(args: argparse.Namespace) -> int:
     from semantics.ptx import parse_ptx_file
-    from verifier.cli.verify_cmd import _report_json, _report_text
-    from verifier.counterexample import writers
-    from verifier.equiv import verify
+    from verifier.api import verdict_json, verdict_lines, verify, writers
     ptx_path = Path(args.ptx)
     module = parse_ptx_file(ptx_path)
     sass_path = Path(args.sass) if args.sass else Path(f"<ptxas -arch={args.arch}>")
@@ -256,10 +254,10 @@ def run(args: argparse.Namespace) -> int:
         written = writers(spec, v.counterexample) if v.counterexample is not None and \
             v.counterexample.differences else {}
         if args.json:
-            reports.append({"kernel": kernel, "arch": sass.arch, **_report_json(v, written)})
+            reports.append({"kernel": kernel, "arch": sass.arch, **verdict_json(v, written)})
         else:
             print(f"== {kernel} ({ptx_path} -> {sass.arch} SASS)")
-            _report_text(v, written)
+            print("\n".join(verdict_lines(v, written)))
     if args.json:
         print(json.dumps(reports, indent=2))
     return worst

@@ -7,18 +7,13 @@ import json
 import sys
 from dataclasses import replace
 
-import numpy as np
-
 from semantics.errors import KeqError
-from verifier.equiv import (EQUIVALENT, INCONCLUSIVE, NOT_EQUIVALENT, SHAPE_MODES, Verdict,
-                            verify)
-from verifier.counterexample import writers
-from verifier.cli.run_cmd import choices_line
+from verifier.api import (EQUIVALENT, INCONCLUSIVE, NOT_EQUIVALENT, SHAPE_MODES, Verdict,
+                          claim_text, verdict_json, verdict_lines, verify, writers)
 from verifier.inputs import SavedChoices, parse_set, save_npz
 from verifier.parallel import default_jobs
 from verifier.solvers import DEFAULT_SOLVERS
 from verifier.spec import PairSpec, load_spec
-from verifier.claim import claim_text
 from verifier.time_limit import DEFAULT_TIME_LIMIT_S, TimeLimitReached, time_limit
 from verifier.cli.step_budget import add_step_budget
 
@@ -121,104 +116,6 @@ def _limited(spec: PairSpec, fixed: dict, seconds: float, progress: _Progress) -
                    seconds=seconds)
 
 
-def _hex(v: int, bits: int) -> str:
-    return f"0x{v:0{bits // 4}x}"
-
-
-def _report_text(v: Verdict, written: dict | None = None) -> None:
-    written = written or {}
-    print(f"claim    {v.claim}")
-    for s in v.stages:
-        detail = f"  ({s.detail})" if s.detail else ""
-        print(f"  {s.name:<20} {s.status:<12} {s.seconds:7.3f} s{detail}")
-    for a in v.assumptions:
-        print(f"  assuming {a}")
-    label = {EQUIVALENT: "EQUIVALENT", NOT_EQUIVALENT: "NOT EQUIVALENT",
-             INCONCLUSIVE: "INCONCLUSIVE"}[v.kind]
-    print(f"verdict  {label}  ({v.assignments} launch shape(s) checked, {v.seconds:.2f} s)")
-    if v.coverage:
-        print(f"  covered: {v.coverage}")
-    for r in v.reasons:
-        print(f"  {r}")
-    cex = v.counterexample
-    if cex is not None:
-        given = ", ".join(f"{k}={val}" for k, val in cex.scalars.items())
-        print(f"given    {given}  (and the buffer contents saved with --save-counterexample)")
-        if cex.note:
-            print(f"  {cex.note}")
-        if cex.shared_fill:
-            print(f"  replayed with every shared byte {cex.shared_fill:#04x} at launch")
-        if cex.choices is not None:
-            print(f"  choices  {choices_line(cex.choices)}")
-        names = list(cex.depends_on)
-        if not names and cex.differences:
-            # Found by testing: which inputs the element reads is not known; show the input
-            # elements at its index, and say so.
-            out, i = cex.differences[0][:2]
-            names = [f"{n}[{i}]" for n, x in cex.inputs.items()
-                     if n != out and hasattr(x, "reshape") and x.size > i]
-            if names:
-                print(f"  inputs at index {i}, where the first difference is (which of them "
-                      f"it reads is not known: it was found by testing):")
-        shown = 0
-        for name in names:
-            base, _, idx = name.partition("[")
-            if idx and shown < 8:
-                arr = cex.inputs[base].reshape(-1)
-                i = int(idx[:-1])
-                bits = arr.dtype.itemsize * 8
-                raw = int(arr.view(f"u{arr.dtype.itemsize}")[i])
-                print(f"  input {name} = {_hex(raw, bits)} ({arr[i]!s})")
-                shown += 1
-        for name, i, a, b in cex.differences[:8]:
-            bits = cex.reference[name].dtype.itemsize * 8
-            ra = cex.reference[name].reshape(-1)[i]
-            ca = cex.candidate[name].reshape(-1)[i]
-            print(f"  {name}[{i}]: reference {_hex(a, bits)} ({ra!s})  candidate "
-                  f"{_hex(b, bits)} ({ca!s})")
-            for role in ("reference", "candidate"):
-                if (role, name, i) in written:
-                    print(f"    {role} value written by "
-                          f"{written[(role, name, i)] or 'no thread (the initial contents)'}")
-
-
-def _choices_json(c) -> dict | None:
-    if c is None:
-        return None
-    return {"fill": c.fill, "schedule": c.schedule, "layout": c.layout,
-            "values": {k: int(x) for k, x in sorted(c.values.items())}}
-
-
-def _report_json(v: Verdict, written: dict | None = None,
-                 spec: PairSpec | None = None) -> dict:
-    written = written or {}
-    cex = v.counterexample
-    return {
-        "claim": v.claim,
-        # (the claim's named relaxations and target assumptions, `verifier.spec.CLAIM_NAMES`)
-        "allow": list(spec.allow) if spec is not None else [],
-        "target_assumptions": list(spec.target_assumptions) if spec is not None else [],
-        "verdict": v.kind, "reasons": list(v.reasons),
-        "assumptions": list(v.assumptions), "launch_shapes": v.assignments,
-        "coverage": v.coverage,
-        "seconds": round(v.seconds, 3),
-        "stages": [{"name": s.name, "status": s.status, "seconds": round(s.seconds, 4),
-                    "detail": s.detail} for s in v.stages],
-        "counterexample": None if cex is None else {
-            "scalars": {k: (float(x) if isinstance(x, (float, np.floating)) else int(x))
-                        for k, x in cex.scalars.items()},
-            "note": cex.note,
-            "shared_fill": cex.shared_fill,
-            "choices": _choices_json(cex.choices),
-            "depends_on": list(cex.depends_on),
-            "differences": [{"param": n, "index": i, "reference": a, "candidate": b,
-                             "written_by": {r: written[(r, n, i)] for r in
-                                            ("reference", "candidate") if (r, n, i) in written}}
-                            for n, i, a, b in cex.differences],
-        },
-    }
-
-
 def run(args: argparse.Namespace) -> int:
     spec = load_spec(args.spec)
     if args.mode:
@@ -250,9 +147,9 @@ def run(args: argparse.Namespace) -> int:
     written = {} if v.counterexample is None or not v.counterexample.differences else \
         writers(spec, v.counterexample)
     if args.json:
-        print(json.dumps(_report_json(v, written, spec), indent=2))
+        print(json.dumps(verdict_json(v, written, spec), indent=2))
     else:
-        _report_text(v, written)
+        print("\n".join(verdict_lines(v, written)))
         if args.save_counterexample and v.counterexample is not None:
             cex = v.counterexample
             saved = "" if SavedChoices.of(cex.choices, cex.shared_fill).is_default else \

@@ -74,10 +74,10 @@ def _address(param: str, w: int) -> list[str]:
 def gpu_kernel_ptx(c, sm: str = "sm_90") -> str:
     """PTX of `.entry k(in..., out...)`: thread i runs `c.line` on element i of each input
     buffer and stores element i of each output buffer (predicates as one byte, 0 or 1)."""
-    from semantics.conformance import _dest_regs
+    from semantics.conformance import dest_regs
     regs = c.reg_decls
     ins_ = list(c.inputs)
-    outs = [r.name for r in _dest_regs(_first_instruction(c))]
+    outs = [r.name for r in dest_regs(_first_instruction(c))]
     params = [f".param .u64 kq_in{i}" for i in range(len(ins_))] + \
              [f".param .u64 kq_out{i}" for i in range(len(outs))]
     body = [f"    .reg .{t} {n};" for n, t in regs.items()]
@@ -104,13 +104,13 @@ def gpu_kernel_ptx(c, sm: str = "sm_90") -> str:
 
 
 def _dest_regs_of(c) -> list[str]:
-    from semantics.conformance import _dest_regs
-    return [r.name for r in _dest_regs(_first_instruction(c))]
+    from semantics.conformance import dest_regs
+    return [r.name for r in dest_regs(_first_instruction(c))]
 
 
 def _first_instruction(c):
-    from semantics.conformance import _parsed, ptx_kernel
-    return _parsed(ptx_kernel(c.line, c.reg_decls)).functions["k"].instructions[0]
+    from semantics.conformance import parsed_ptx, ptx_kernel
+    return parsed_ptx(ptx_kernel(c.line, c.reg_decls)).functions["k"].instructions[0]
 
 
 class GpuForms:
@@ -133,11 +133,11 @@ class GpuForms:
         return f[1]
 
     def backend(self, c, inputs: dict[str, list]):
-        from semantics.conformance import Outcome, _dest_regs
+        from semantics.conformance import Outcome, dest_regs
         drv = self.drv
         regs = c.reg_decls
         n = len(next(iter(inputs.values()))) if inputs else c.lanes
-        outs = [r.name for r in _dest_regs(_first_instruction(c))]
+        outs = [r.name for r in dest_regs(_first_instruction(c))]
         args, keep, host_out = [], [], {}
         for r in c.inputs:
             w = _width(regs[r])

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import z3
 
-from verifier.solvers.smtlib import AUX_PREFIX, Obligation, _symbol
+from verifier.solvers.smtlib import AUX_PREFIX, Obligation, smt_symbol
 
 ANSWERS = ("sat", "unsat", "unknown", "timeout", "error")
 DEFINITIVE = ("sat", "unsat")
@@ -153,9 +153,9 @@ def _unquote(symbol: str) -> str:
 
 
 def _z3_model(m: z3.ModelRef, roots, names) -> dict[str, int | bool]:
-    from verifier.solvers.smtlib import _postorder
+    from verifier.solvers.smtlib import postorder
     consts = {}
-    for node in _postorder(roots):
+    for node in postorder(roots):
         if z3.is_const(node) and node.decl().kind() == z3.Z3_OP_UNINTERPRETED:
             consts[node.decl().name()] = node
     out: dict[str, int | bool] = {}
@@ -292,7 +292,7 @@ class SparseBackend(BitwuzlaBackend):
     def _check(self, problem, timeout_s, t0):
         if not isinstance(problem, Obligation):
             return self._result("unknown", None, t0, "a sparse search needs an obligation")
-        corner = "".join(f"(assert (= {_symbol(d.name)} (_ bv0 {d.width})))\n"
+        corner = "".join(f"(assert (= {smt_symbol(d.name)} (_ bv0 {d.width})))\n"
                          for d in self.fixed(problem))
         text = problem.text
         at = text.rindex("(check-sat)")

@@ -85,7 +85,7 @@ def canonical_whitespace(text: str) -> str:
     return "".join(out)
 
 
-def _postorder(roots):
+def postorder(roots):
     """Every node of the DAG below `roots` once, children before parents."""
     seen: set[int] = set()
     order = []
@@ -126,13 +126,13 @@ class Decl:
     width: int | None              # bit width of a bit-vector constant, else None
 
     def smtlib(self) -> str:
-        return f"(declare-fun {_symbol(self.name)} ({' '.join(self.domain)}) {self.range})"
+        return f"(declare-fun {smt_symbol(self.name)} ({' '.join(self.domain)}) {self.range})"
 
 
 _SIMPLE = re.compile(r"^[A-Za-z~!@$%^&*_\-+=<>.?/][A-Za-z0-9~!@$%^&*_\-+=<>.?/]*$")
 
 
-def _symbol(name: str) -> str:
+def smt_symbol(name: str) -> str:
     if _SIMPLE.match(name):
         return name
     if "|" in name or "\\" in name:
@@ -204,7 +204,7 @@ def translate(phi: z3.BoolRef) -> Translation:
     """The canonical SMT-LIB2 text of `phi` (see the module docstring)."""
     if not z3.is_bool(phi):
         raise TypeError(f"an obligation is a z3 Boolean term, got {type(phi).__name__}")
-    nodes = _postorder([phi])
+    nodes = postorder([phi])
     decls = _decls(nodes)
     for name in decls:
         if name.startswith(AUX_PREFIX):
@@ -243,7 +243,7 @@ def translate(phi: z3.BoolRef) -> Translation:
             new[node.get_id()] = _update(node, args)
     rewritten = new[phi.get_id()]
     assertion = z3.And(rewritten, *side) if side else rewritten
-    rnodes = _postorder([assertion])
+    rnodes = postorder([assertion])
     fp_sorts = tuple(sorted({(n.sort().ebits(), n.sort().sbits()) for n in rnodes
                              if n.sort().kind() == z3.Z3_FLOATING_POINT_SORT}))
     reason = _not_portable(rnodes)

@@ -13,8 +13,8 @@ from verifier.spec.errors import SpecError
 
 _TOKEN = re.compile(r"\s*(?:(?P<int>\d+)|(?P<name>[A-Za-z_][A-Za-z_0-9]*)|"
                     r"(?P<op>//|==|!=|<=|>=|[-+*%()<>,/=!]))")
-_FUNCS = {"ceil_div": 2, "min": -2, "max": -2}   # arity; negative: at least that many
-_KEYWORDS = ("and", "or", "not")
+FUNCTIONS = {"ceil_div": 2, "min": -2, "max": -2}   # arity; negative: at least that many
+KEYWORDS = ("and", "or", "not")
 _CMP = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
         "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
 
@@ -199,7 +199,7 @@ class _Parser:
             kind = m.lastgroup
             tok = m.group(kind)
             start = m.start(kind)
-            if kind == "name" and tok in _KEYWORDS:
+            if kind == "name" and tok in KEYWORDS:
                 kind = "kw"
             self.toks.append((kind, tok, start))
             i = m.end()
@@ -322,7 +322,7 @@ class _Parser:
             return Node("int", off, int(t))
         if kind == "name":
             if self.peek()[:2] == ("op", "("):
-                if t not in _FUNCS:
+                if t not in FUNCTIONS:
                     raise ExprError(f"unknown function {t!r} (known: ceil_div, min, max)", off)
                 self.take()
                 args = []
@@ -334,12 +334,12 @@ class _Parser:
                             continue
                         break
                 self.expect(")")
-                arity = _FUNCS[t]
+                arity = FUNCTIONS[t]
                 if (arity > 0 and len(args) != arity) or (arity < 0 and len(args) < -arity):
                     need = f"{arity}" if arity > 0 else f"at least {-arity}"
                     raise ExprError(f"{t}() takes {need} arguments, {len(args)} given", off)
                 return Node("call", off, t, tuple(args))
-            if t in _FUNCS:
+            if t in FUNCTIONS:
                 raise ExprError(f"{t} is a function: write {t}(a, b)", off)
             return Node("name", off, t)
         if (kind, t) == ("op", "("):

@@ -12,11 +12,11 @@ from typing import Any
 
 from semantics.errors import KeqError, SourceLoc
 from verifier.spec.errors import SpecError
-from verifier.spec.expressions import _FUNCS, _KEYWORDS, Expr, ExprError, Node, parse_expr
+from verifier.spec.expressions import FUNCTIONS, KEYWORDS, Expr, ExprError, Node, parse_expr
 from verifier.spec.model import (ACCESS, CLAIM_NAMES, EXPECTS, MODES, TYPES, PairSpec,
                                  ParamSpec, Side, float_bits, float_value, int_bounds,
                                  is_float_type, type_bits)
-from verifier.spec.toml_locations import _Ctx, _where
+from verifier.spec.toml_locations import SpecFile, key_text
 
 TOP_KEYS = ("name", "description", "mode", "expect", "assume", "allow", "target_assumptions",
             "reference", "candidate", "param")
@@ -44,7 +44,7 @@ _TOML_AT = re.compile(r"\(at line (\d+), column (\d+)\)")
 
 def loads_spec(text: str, path: str | Path = "<spec>") -> PairSpec:
     p = Path(path)
-    ctx = _Ctx(p, text)
+    ctx = SpecFile(p, text)
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -58,7 +58,7 @@ def loads_spec(text: str, path: str | Path = "<spec>") -> PairSpec:
 
 
 class _Loader:
-    def __init__(self, ctx: _Ctx, doc: dict) -> None:
+    def __init__(self, ctx: SpecFile, doc: dict) -> None:
         self.ctx = ctx
         self.doc = doc
         self.base = ctx.path.parent
@@ -84,7 +84,7 @@ class _Loader:
         else:
             ok = isinstance(v, typ)
         if not ok:
-            raise self.err(f"{_where(path)} must be {tname}, found {_tname(v)}", path)
+            raise self.err(f"{key_text(path)} must be {tname}, found {_tname(v)}", path)
         return v
 
     def choice(self, table: dict, key: str, path: tuple, what: str, allowed: tuple) -> str:
@@ -96,7 +96,7 @@ class _Loader:
     def expr(self, v, path: tuple, *, predicate: bool = False, scalars: dict | None = None,
              what: str = "expression") -> Expr:
         if isinstance(v, bool) or not isinstance(v, (int, str)):
-            raise self.err(f"{_where(path)} must be an integer or an expression string, "
+            raise self.err(f"{key_text(path)} must be an integer or an expression string, "
                            f"found {_tname(v)}", path)
         loc = self.ctx.loc(path)
         line_text = self.ctx.line_text(loc.line)
@@ -163,7 +163,7 @@ class _Loader:
                 paths = [("assume", i) for i in range(len(a))]
             for v, pth in zip(a, paths):
                 if not isinstance(v, str):
-                    raise self.err(f"{_where(pth)} must be a predicate string, found "
+                    raise self.err(f"{key_text(pth)} must be a predicate string, found "
                                    f"{_tname(v)}", pth)
                 assume.append(self.expr(v, pth, predicate=True, scalars=int_scalars,
                                         what="assumption"))
@@ -212,7 +212,7 @@ class _Loader:
             name = self.need(t, "name", path, what, str, "a string")
             if not re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*", name):
                 raise self.err(f"param name {name!r} is not an identifier", path + ("name",))
-            if name in _KEYWORDS or name in _FUNCS:
+            if name in KEYWORDS or name in FUNCTIONS:
                 raise self.err(f"param name {name!r} is reserved", path + ("name",))
             if name in self.all_params:
                 raise self.err(f"duplicate param name {name!r}", path + ("name",))

@@ -1,6 +1,6 @@
 """Mapping TOML key paths to line:col, and raising located errors at those paths.
 
-`TomlPositions` is a small scanner over text tomllib has already accepted; `_Ctx` is the file
+`TomlPositions` is a small scanner over text tomllib has already accepted; `SpecFile` is the file
 being loaded, turning a key path and a message into a `SpecError` with a caret."""
 
 from __future__ import annotations
@@ -196,7 +196,7 @@ class TomlPositions:
             p = p[:-1]
 
 
-class _Ctx:
+class SpecFile:
     """The file being loaded: raises located errors at key paths."""
 
     def __init__(self, path: Path, text: str) -> None:
@@ -219,7 +219,7 @@ class _Ctx:
         return SpecError(message, loc, self.line_text(loc.line))
 
 
-def _where(path: tuple) -> str:
+def key_text(path: tuple) -> str:
     out = ""
     for k in path:
         out += f"[{k}]" if isinstance(k, int) else (f".{k}" if out else k)

@@ -18,7 +18,7 @@ ASSUMPTIONS:
 from __future__ import annotations
 
 from semantics.ir.types import TYPES
-from semantics.ops.memory import _atom_update
+from semantics.ops.memory import atom_update
 from semantics.sass.operands import ConstBank, SassReg
 from semantics.sass.ops import register
 from semantics.sass.ops.access import (
@@ -183,7 +183,7 @@ def _red(op: str, t):
             fail(x, "expected RED [addr], b")
         addr = address(x, 0, wide=True)
         b = int_src(x, 1)
-        x.atomic("global", addr, 4, _atom_update(x, op, t, b, None), discarded=True)
+        x.atomic("global", addr, 4, atom_update(x, op, t, b, None), discarded=True)
     return sem
 
 
@@ -206,7 +206,7 @@ def _atoms_popc_inc(x) -> None:
         fail(x, "expected ATOMS.POPC.INC.32 d, [addr]")
     d = x.d
     old = x.atomic("shared", _shared_addr(x, 1), 4,
-                   _atom_update(x, "add", TYPES["u32"], d.const(1, 32), None),
+                   atom_update(x, "add", TYPES["u32"], d.const(1, 32), None),
                    discarded=_is_rz(ops[0]))
     set_reg(x, ops[0], old)
 
@@ -218,7 +218,7 @@ def _atoms(op: str, t):
         if len(ops) != 3:
             fail(x, "expected ATOMS d, [addr], b")
         old = x.atomic("shared", _shared_addr(x, 1), 4,
-                       _atom_update(x, op, t, int_src(x, 2), None), discarded=_is_rz(ops[0]))
+                       atom_update(x, op, t, int_src(x, 2), None), discarded=_is_rz(ops[0]))
         set_reg(x, ops[0], old)
     return sem
 
@@ -245,7 +245,7 @@ def _atomg(op: str, t):
         addr = address(x, 2, wide=True, implicit_pair=True)
         b = int_src(x, 3)
         c = int_src(x, 4) if op == "cas" else None
-        old = x.atomic("global", addr, 4, _atom_update(x, op, t, b, c),
+        old = x.atomic("global", addr, 4, atom_update(x, op, t, b, c),
                        discarded=_is_rz(ops[1]))
         set_reg(x, ops[1], old)
     return sem

@@ -16,36 +16,10 @@ makes them and the runner calls `run(values, scalars)`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Protocol
-
 from semantics.errors import KeqError
+from verifier.fuzz.backends.base import Backend, SideRun, SideRunner
 
 BACKENDS = ("emulator", "pycuda")
-
-
-@dataclass
-class SideRun:
-    final: dict[str, Any] | None
-    fault: KeqError | None = None
-    effects: tuple = ()
-    coverage: Any = None
-
-
-class SideRunner(Protocol):
-    role: str
-    kernel: str
-
-    def run(self, values: dict, scalars: dict) -> SideRun: ...
-
-
-class Backend(Protocol):
-    name: str
-    measures_coverage: bool
-
-    def prepare(self, spec) -> dict[str, SideRunner]: ...
-
-    def describe(self) -> str: ...
 
 
 def get_backend(name: str, **kw) -> Backend:

@@ -17,7 +17,7 @@ from semantics.choices import Choices
 from semantics.machine import ExecutionError, MemoryFault, run_kernel
 from semantics.machine.kernel import PreparedKernel
 from verifier.emulate import prepare_side, run_side
-from verifier.fuzz.backends import SideRun
+from verifier.fuzz.backends.base import SideRun
 from verifier.spec import PairSpec, Side
 
 _PARAMS = set(inspect.signature(run_kernel).parameters)

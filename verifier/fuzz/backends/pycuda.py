@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from semantics.errors import KeqError
-from verifier.fuzz.backends import SideRun
+from verifier.fuzz.backends.base import SideRun
 from verifier.spec import PairSpec, Side
 
 GUARD = 256
