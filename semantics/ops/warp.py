@@ -1,5 +1,6 @@
 """Warp- and block-level operations: shfl.sync, vote.sync, activemask, redux.sync,
-bar/barrier.sync, bar.warp.sync, membar/fence.
+bar/barrier.sync, bar.red (`__syncthreads_count/and/or`), bar.warp.sync, membar/fence,
+nanosleep.
 
 Cross-lane reads use concrete lane indices (lane ids, offsets and clamps are static or
 thread-id derived in real kernels); a symbolic lane index is refused as unsupported.
@@ -219,6 +220,45 @@ def _barrier(x) -> None:
     x.barrier()
 
 
+def _cta_total(x, v, w: int):
+    """Each lane gets the sum of `v` over the lanes of its CTA, added in thread order (the
+    order a loop or a chain of atomics adds them in: z3's simplifier then gives the same
+    flat sum, and no solver is needed to see two such counts equal)."""
+    d = x.d
+    t = x.geom.threads_per_cta
+    base = x.cta_of_lane * t
+    acc = d.const(0, w)
+    for k in range(t):
+        acc = d.add(acc, d.gather(v, base + k, w), w)
+    return acc
+
+
+def _bar_red(x) -> None:
+    """bar.red.{popc.u32, and.pred, or.pred} d, a, {!}c (PTX ISA 9.7.13.1 bar): a barrier,
+    then the CTA-wide reduction of the predicate c over the threads that reach it (those
+    that have exited take no part). The barrier comes first, with its divergence checks."""
+    if len(x.ins.operands) > 3:
+        raise UnsupportedError("bar.red with a thread count is not supported", x.ins.loc)
+    x.barrier()
+    d = x.d
+    c = d.pand(x.read_pred(2), x.mask)
+    op = next(f for f in ("popc", "and", "or") if x.form.has(f))
+    if op == "popc":
+        x.write(0, _cta_total(x, d.bool_to_bv(c, 32), 32), B32)
+        return
+    # and: no reaching thread has c false; or: some reaching thread has c true.
+    counted = c if op == "or" else d.pand(x.mask, d.pnot(x.read_pred(2)))
+    total = _cta_total(x, d.bool_to_bv(counted, 32), 32)
+    some = d.pnot(d.eq(total, d.const(0, 32), 32))
+    x.write_pred(0, some if op == "or" else d.pnot(some))
+
+
+def _nanosleep(x) -> None:
+    """nanosleep.u32 t: a delay of at most about t ns; nothing a value can observe. (Its
+    operand is read: a register read before any write is still flagged.)"""
+    x.read(0, B32)
+
+
 def _fence(x) -> None:
     """A fence: values need nothing (the lockstep run is sequentially consistent), but the
     race detector orders accesses through it (release and acquire patterns:
@@ -255,7 +295,17 @@ def _resolve_bar(form):
         return _warp_sync if form.flags <= {"warp", "sync"} else None
     if form.flags <= {"sync", "aligned", "cta"} and not form.types:
         return _barrier
+    if form.has("red") and form.flags <= {"red", "popc", "and", "or", "aligned", "cta"}:
+        want = "u32" if form.has("popc") else "pred"
+        ops = [f for f in ("popc", "and", "or") if form.has(f)]
+        if len(ops) == 1 and len(form.types) == 1 and form.type.name == want:
+            return _bar_red
     return None
+
+
+@register("nanosleep")
+def _resolve_nanosleep(form):
+    return _nanosleep if form.types and form.type.name == "u32" else None
 
 
 @register("membar", "fence")
