@@ -18,6 +18,10 @@ transcription and the concrete one is checked against it:
 - `approx(name, fmt, args)`: an approximate function (ex2, lg2, rcp, rsqrt, sqrt, sin, cos,
   tanh, div). Concretely the closest value the host computes; symbolically an uninterpreted
   function of the argument bits. Every use is recorded as an approximation by the caller.
+- `tensor_fn(name, w, args, widths, model, choices)`: a deterministic function the hardware
+  fixes but the ISA does not tell (a tensor core's dot product). Concretely `model(*args)` on
+  the lane arrays (keq's model of the GPU, `semantics.tensor_core`), unless the fill policy
+  says otherwise; symbolically the uninterpreted function `unspecified_fn` makes of `name`.
 """
 
 from __future__ import annotations
@@ -102,6 +106,8 @@ class Domain(Protocol):
     def feq(self, fmt: str, a: V, b: V) -> P: ...
     def fisnan(self, fmt: str, a: V) -> P: ...
     def approx(self, name: str, fmt: str, args: Sequence[V]) -> V: ...
+    def tensor_fn(self, name: str, w: int, args: Sequence[V], widths: Sequence[int],
+                  model: Callable, choices: Any) -> V: ...
 
     # questions the executor asks about predicates
     def may_any(self, p: P) -> bool: ...

@@ -384,6 +384,11 @@ class ConcreteDomain:
         emulator's model of the GPU, unless the fill policy says otherwise."""
         return choices.function(name, w, args, default)
 
+    def tensor_fn(self, name: str, w: int, args, widths, model, choices):
+        """`model` (keq's model of the hardware, on numpy lane arrays) of `args`, unless the
+        fill policy says otherwise (as `unspecified_fn`)."""
+        return choices.function(name, w, args, model(*args))
+
     # -- questions about predicates ------------------------------------------------------------
     def is_concrete(self, p) -> bool:
         return True

@@ -513,6 +513,11 @@ class SymbolicDomain:
         return [f(*[self._term(a[i], wa) for a, wa in zip(args, widths)])
                 for i in range(self.lanes)]
 
+    def tensor_fn(self, name: str, w: int, args, widths, model, choices):
+        """The uninterpreted function `keq!uf!<name>` of `args` (as `unspecified_fn`): the
+        hardware's datapath is not built as terms; `model` is the emulator's."""
+        return self.unspecified_fn(name, w, args, None, choices, widths)
+
     @staticmethod
     def _width_of(v) -> int:
         for x in v:

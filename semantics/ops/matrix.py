@@ -39,9 +39,9 @@ _COUNTS = {"x1": 1, "x2": 2, "x4": 4}
 _SHARED = ("shared", "shared::cta")
 
 
-class _Warp:
+class Warp:
     """Where each lane's warp lies in a batch (lanes of one CTA, 32 from its first), as plain
-    ints, and the lane plans of `_pick`: computed once per launch geometry (`_warp_of`)."""
+    ints, and the lane plans of `pick`: computed once per launch geometry (`warp_of`)."""
 
     def __init__(self, x) -> None:
         n = self.n = x.geom.lanes
@@ -50,7 +50,7 @@ class _Warp:
         self.lane = [int(t) % 32 for t in x.lane_in_cta]
         # per lane k of a warp: does each lane's warp have it (a block's last warp may be
         # partial), and which batch lane it is (the lane itself where it does not exist:
-        # `_converged` makes reading it undefined behaviour)
+        # `converged` makes reading it undefined behaviour)
         self.present = [[base[i] + k < n and cta[base[i] + k] == cta[i] for i in range(n)]
                         for k in range(32)]
         self.at = [[base[i] + k if self.present[k][i] else i for i in range(n)]
@@ -65,7 +65,7 @@ class _Warp:
         return self.plans[key]
 
     def plan(self, key: tuple, rule: Callable[[int], tuple[int, int]]):
-        """`_pick`'s gather index per lane and, per vector used, the lanes that use it."""
+        """`pick`'s gather index per lane and, per vector used, the lanes that use it."""
         hit = self.plans.get(key)
         if hit is None:
             picks = [rule(lane) for lane in self.lane]
@@ -75,15 +75,15 @@ class _Warp:
         return hit
 
 
-_WARPS: dict = {}        # launch geometry -> its `_Warp` (a few geometries per process)
+_WARPS: dict = {}        # launch geometry -> its `Warp` (a few geometries per process)
 
 
-def _warp_of(x) -> _Warp:
+def warp_of(x) -> Warp:
     warp = _WARPS.get(x.geom)
     if warp is None:
         if len(_WARPS) >= 16:
             _WARPS.clear()
-        warp = _WARPS[x.geom] = _Warp(x)
+        warp = _WARPS[x.geom] = Warp(x)
     return warp
 
 
@@ -92,7 +92,7 @@ def _where(d, bools: list[bool]):
     return d.pnot(d.eq(d.from_ints([int(b) for b in bools], 1), d.const(0, 1), 1))
 
 
-def _pick(d, warp: _Warp, vectors: list, w: int, key: tuple,
+def pick(d, warp: Warp, vectors: list, w: int, key: tuple,
           rule: Callable[[int], tuple[int, int]]):
     """Per lane: `vectors[v]` at lane `k` of its warp, where `(v, k) = rule(its lane id)`
     (`key` names the rule, for the plan's cache). One gather per vector used, merged by
@@ -105,12 +105,12 @@ def _pick(d, warp: _Warp, vectors: list, w: int, key: tuple,
     return out
 
 
-def _halves(d, words: list) -> list:
+def split_halves(d, words: list) -> list:
     """32-bit lane vectors as their 16-bit halves: [w0.lo, w0.hi, w1.lo, w1.hi, ...]."""
     return [d.extract(v, hi, hi - 15, 32) for v in words for hi in (15, 31)]
 
 
-def _converged(x, warp: _Warp, needed: int, what: str) -> None:
+def converged(x, warp: Warp, needed: int, what: str) -> None:
     """`.sync.aligned`: undefined behaviour where a lane executes this while a thread of its
     warp does not (a divergent path, a guard, an exited thread), or where one of the warp's
     lanes 0..needed-1, which give its addresses or data, does not exist (a partial warp)."""
@@ -128,7 +128,7 @@ def _converged(x, warp: _Warp, needed: int, what: str) -> None:
                                            f"threads: {what} come from threads that do not exist")
 
 
-def _registers(x, i: int, count: int) -> tuple:
+def vector_registers(x, i: int, count: int) -> tuple:
     """The `count` registers of vector operand `i` (`{%r1, %r2}`; one bare register for .x1)."""
     op = x.operand(i)
     elems = op.elems if isinstance(op, Vec) else (op,)
@@ -138,7 +138,7 @@ def _registers(x, i: int, count: int) -> tuple:
     return elems
 
 
-def _row_addresses(x, i: int, warp: _Warp, rows: int):
+def _row_addresses(x, i: int, warp: Warp, rows: int):
     """(the shared-space row address each lane gives, the lanes whose address is used: lanes
     0..rows-1 of each warp). A generic address must point into shared memory (UB else)."""
     d = x.d
@@ -157,9 +157,9 @@ def _row_addresses(x, i: int, warp: _Warp, rows: int):
 def _ldmatrix(x) -> None:
     d = x.d
     num = _count(x.form)
-    dst = _registers(x, 0, num)
-    warp = _warp_of(x)
-    _converged(x, warp, 8 * num, "row addresses")
+    dst = vector_registers(x, 0, num)
+    warp = warp_of(x)
+    converged(x, warp, 8 * num, "row addresses")
     addr, used = _row_addresses(x, 1, warp, 8 * num)
     # Each used lane reads its row: four words, word c = columns 2c (low) and 2c+1 (high).
     row = [x.load("shared", d.add(addr, d.const(4 * c, 64), 64) if c else addr, 4,
@@ -167,13 +167,13 @@ def _ldmatrix(x) -> None:
     if not x.form.has("trans"):
         for k, reg in enumerate(dst):
             # lane i: row i/4 of matrix k (given by lane 8k + i/4), word i%4 of it
-            x.write(reg, _pick(d, warp, row, 32, ("ld", k),
+            x.write(reg, pick(d, warp, row, 32, ("ld", k),
                                lambda i, k=k: (i % 4, 8 * k + i // 4)), B32)
         return
-    halves = _halves(d, row)            # halves[e]: column e of the row
+    halves = split_halves(d, row)            # halves[e]: column e of the row
     for k, reg in enumerate(dst):
         # lane i, half j: column i/4 of row 2*(i%4)+j (given by lane 8k + 2*(i%4) + j)
-        lo, hi = (_pick(d, warp, halves, 16, ("ld.trans", k, j),
+        lo, hi = (pick(d, warp, halves, 16, ("ld.trans", k, j),
                         lambda i, k=k, j=j: (i // 4, 8 * k + 2 * (i % 4) + j))
                   for j in (0, 1))
         x.write(reg, d.concat(hi, lo, 16, 16), B32)
@@ -182,22 +182,22 @@ def _ldmatrix(x) -> None:
 def _stmatrix(x) -> None:
     d = x.d
     num = _count(x.form)
-    regs = [x.read(e, B32) for e in _registers(x, 1, num)]
-    warp = _warp_of(x)
-    _converged(x, warp, 32, "matrix fragments")
+    regs = [x.read(e, B32) for e in vector_registers(x, 1, num)]
+    warp = warp_of(x)
+    converged(x, warp, 32, "matrix fragments")
     addr, used = _row_addresses(x, 0, warp, 8 * num)
     trans = x.form.has("trans")
-    halves = _halves(d, regs)           # halves[2k + j]: half j of register k
+    halves = split_halves(d, regs)           # halves[2k + j]: half j of register k
 
     def matrix(i: int) -> int:          # (lanes past 8*num store nothing: any register)
         return min(i // 8, num - 1)
     for c in range(4):
         # lane 8k + r stores row r of matrix k; word c of it is columns 2c and 2c+1
         if not trans:                   # held by lane 4r + c, register k
-            word = _pick(d, warp, regs, 32, ("st", num, c),
+            word = pick(d, warp, regs, 32, ("st", num, c),
                          lambda i, c=c: (matrix(i), 4 * (i % 8) + c))
         else:                           # column-major: element e of row r is held by lane
-            lo, hi = (_pick(d, warp, halves, 16, ("st.trans", num, e),  # 4e + r/2, half
+            lo, hi = (pick(d, warp, halves, 16, ("st.trans", num, e),  # 4e + r/2, half
                             lambda i, e=e: (2 * matrix(i) + i % 2,  # r%2 of register k
                                             4 * e + (i % 8) // 2))
                       for e in (2 * c, 2 * c + 1))
@@ -210,10 +210,10 @@ def _movmatrix(x) -> None:
     """Lane i's result, half j, is the source's row 2*(i%4)+j, column i/4: held by lane
     4*(2*(i%4)+j) + (i/4)/2, in its half (i/4)%2."""
     d = x.d
-    warp = _warp_of(x)
-    _converged(x, warp, 32, "matrix fragments")
-    halves = _halves(d, [x.read(1, B32)])
-    lo, hi = (_pick(d, warp, halves, 16, ("mov", j),
+    warp = warp_of(x)
+    converged(x, warp, 32, "matrix fragments")
+    halves = split_halves(d, [x.read(1, B32)])
+    lo, hi = (pick(d, warp, halves, 16, ("mov", j),
                     lambda i, j=j: ((i // 4) % 2, 4 * (2 * (i % 4) + j) + (i // 4) // 2))
               for j in (0, 1))
     x.write(0, d.concat(hi, lo, 16, 16), B32)
