@@ -23,6 +23,7 @@ from semantics.errors import UnsupportedError
 from semantics.machine import prepare, run_kernel
 from semantics.machine.memory import UndefinedBehavior
 from semantics.machine.symbolic_run import SymBuffer, run_symbolic
+from semantics.ptx import parse_ptx_file
 from semantics.ops import lookup
 from semantics.ptx import parse_ptx
 from semantics.tensor_core import dot
@@ -258,3 +259,17 @@ def test_other_mma_forms_are_refused_by_name(line):
     assert lookup(ins.form) is None
     with pytest.raises(UnsupportedError, match="no semantics"):
         prepare(parse_ptx(text, "m.ptx"), "k")
+
+
+def test_nvccs_ldmatrix_and_mma_compute_the_tile_of_a_matmul():
+    # The fragment layouts of ldmatrix and mma composed, in nvcc's own output: with small
+    # integers every model sums exactly, so the tile is numpy's A @ B.
+    m = parse_ptx_file(Path(__file__).resolve().parents[1] / "data" / "mma" /
+                       "ldmatrix_mma_tile.ptx")
+    rng = np.random.default_rng(0)
+    a = rng.integers(-4, 5, size=(16, 16)).astype(np.float16)
+    bt = rng.integers(-4, 5, size=(8, 16)).astype(np.float16)       # B's columns, in rows
+    c = np.zeros(128, dtype=np.float32)
+    res = run_kernel(m, "tile", grid=1, block=32, args=[a.reshape(-1), bt.reshape(-1), c])
+    got = res.buffers["tile_param_2"].reshape(16, 8)
+    assert np.array_equal(got, a.astype(np.float32) @ bt.astype(np.float32).T)
