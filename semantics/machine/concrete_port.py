@@ -56,6 +56,10 @@ class ConcretePort:
         if self.races is not None:
             self.races.fence(x, lanes)
 
+    def warp_sync(self, x, lanes: np.ndarray) -> None:
+        if self.races is not None:
+            self.races.warp_sync(x, lanes)
+
     def load(self, x, space, addr, nbytes, mask, align=None):
         arr, flat, init = self._locate(x, space, addr, nbytes, mask, align)
         active = np.nonzero(mask)[0]

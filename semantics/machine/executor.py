@@ -681,6 +681,13 @@ class Executor:
         if hook is not None:
             hook(self, np.flatnonzero(_certain(self.mask)))
 
+    def warp_sync(self, lanes: np.ndarray) -> None:
+        """`bar.warp.sync` by `lanes` (one warp's participants): the memory port's race
+        detection orders their accesses through it."""
+        hook = getattr(self.port, "warp_sync", None)
+        if hook is not None:
+            hook(self, lanes)
+
     # -- effects, barriers -----------------------------------------------------------------
     def effect(self, kind: str, what: str, cond=None) -> None:
         m = self.mask if cond is None else self.d.pand(self.mask, cond)

@@ -94,6 +94,17 @@ class HappensBefore:
             self._acquire_pending(tid, ep, cta_scope)
             self.fenced[tid] = self._release(tid, ep, cta_scope)
 
+    def warp_sync(self, tids, epochs) -> None:
+        """`bar.warp.sync` by `tids` (threads of one warp, each naming all of them in its
+        membermask): PTX ISA 9.7.13.2, it "guarantees memory ordering among threads
+        participating in barrier". Each releases what it did before, and each acquires all
+        of those releases."""
+        pairs = list(zip(np.asarray(tids).tolist(), np.asarray(epochs).tolist()))
+        tokens = [self._release(tid, ep, True) for tid, ep in pairs]
+        for tid, ep in pairs:
+            for token in tokens:
+                self._join(tid, ep, token, True)
+
     def write_token(self, tid: int, ep: int, release_op: bool, cta_scope: bool,
                     before: int = -1) -> int:
         """The release a strong write by `tid` heads (-1: none): its own `.release`, or its

@@ -145,6 +145,11 @@ class RaceDetector:
         cta_scope = x.form.has("cta")
         self.hb.fence(x.global_tid[lanes], x.cta_epoch[x.cta_of_lane[lanes]], cta_scope)
 
+    def warp_sync(self, x, lanes: np.ndarray) -> None:
+        """`bar.warp.sync` by `lanes`, all of one warp: they are ordered with one another."""
+        if lanes.size > 1:
+            self.hb.warp_sync(x.global_tid[lanes], x.cta_epoch[x.cta_of_lane[lanes]])
+
     def _acquire(self, x, sh: _Shadow, idx, nbytes: int, tid, ep, power) -> None:
         """A strong read of bytes a release wrote: acquired at once by an `.acquire` read,
         else at the thread's next fence (one entry per lane: its first byte)."""

@@ -268,8 +268,16 @@ def _fence(x) -> None:
 
 def _warp_sync(x) -> None:
     """bar.warp.sync: keq's lockstep keeps every warp converged between instructions; a
-    membermask that leaves the executing lane out is undefined behaviour."""
-    _membership(x, 0, "bar.warp.sync")
+    membermask that leaves the executing lane out is undefined behaviour. It orders memory
+    among the threads that take part (PTX ISA 9.7.13.2): per warp, the executing lanes, when
+    each one's membermask names all of them (else no ordering: more races, never fewer)."""
+    member_mask, _ = _membership(x, 0, "bar.warp.sync")
+    executing = _certain_array(x.mask) & ~_maybe_exited(x)
+    for base in np.unique(x.warp_base[executing]).tolist():
+        lanes = np.flatnonzero(executing & (x.warp_base == base))
+        bits = int(np.bitwise_or.reduce(np.left_shift(1, x.lane_in_cta[lanes] % 32)))
+        if all((int(member_mask[i]) & bits) == bits for i in lanes.tolist()):
+            x.warp_sync(lanes)
 
 
 @register("shfl")

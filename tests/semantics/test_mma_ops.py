@@ -273,3 +273,12 @@ def test_nvccs_ldmatrix_and_mma_compute_the_tile_of_a_matmul():
     res = run_kernel(m, "tile", grid=1, block=32, args=[a.reshape(-1), bt.reshape(-1), c])
     got = res.buffers["tile_param_2"].reshape(16, 8)
     assert np.array_equal(got, a.astype(np.float32) @ bt.astype(np.float32).T)
+
+
+def test_a_staged_tile_and_a_direct_one_feed_the_same_mma_so_they_are_equal():
+    # Needs ldmatrix's layout, the mma's, and __syncwarp ordering the shared-memory staging
+    # (without it the reference would race).
+    from verifier.api import EQUIVALENT, load_pair, verify
+    spec = Path(__file__).resolve().parents[1] / "data" / "mma" / "tile_staged_vs_direct.toml"
+    v = verify(load_pair(spec), timeout_s=60)
+    assert v.kind == EQUIVALENT, v.reasons

@@ -131,3 +131,66 @@ def test_what_one_thread_acquired_reaches_its_cta_after_a_barrier():
     assert hb.ordered(0, 0, 0, 32, 0)
     assert not hb.ordered(0, 0, 0, 33, 0)               # thread 33, same epoch: not yet
     assert hb.ordered(0, 0, 0, 33, 1)                   # after CTA 1's next barrier
+
+
+# -- bar.warp.sync orders memory among the threads that take part (PTX ISA 9.7.13.2) --------
+
+def _warp_exchange(sync: str, mask: str = "-1") -> str:
+    """Each thread stores its id to shared memory, syncs (or not), and reads its neighbour's
+    (lane + 1 mod 32): within one warp (`__syncwarp()` is `bar.warp.sync -1`)."""
+    return HEADER + f"""
+.visible .entry xchg(.param .u64 xchg_out)
+{{
+  .reg .b32 %r<10>;
+  .reg .b64 %rd<4>;
+  .shared .align 4 .b8 buf[256];
+  ld.param.u64 %rd1, [xchg_out];
+  cvta.to.global.u64 %rd1, %rd1;
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, buf;
+  shl.b32 %r3, %r1, 2;
+  add.s32 %r4, %r2, %r3;
+  st.shared.u32 [%r4], %r1;
+  {sync.format(mask=mask)}
+  add.s32 %r5, %r1, 1;
+  and.b32 %r5, %r5, 31;
+  and.b32 %r8, %r1, -32;
+  add.s32 %r5, %r5, %r8;
+  shl.b32 %r6, %r5, 2;
+  add.s32 %r7, %r2, %r6;
+  ld.shared.u32 %r9, [%r7];
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r9;
+  ret;
+}}
+"""
+
+
+@pytest.mark.parametrize("sync,mask,races", [
+    ("bar.warp.sync {mask};", "-1", False),           # __syncwarp(): ordered
+    ("", "-1", True),                                  # nothing: a race within the warp
+    ("bar.warp.sync {mask};", "65535", None),          # a mask leaving lanes out: UB first
+])
+def test_bar_warp_sync_orders_a_warps_shared_memory_exchange(sync, mask, races):
+    m = parse_ptx(_warp_exchange(sync, mask))
+    out = np.zeros(64, dtype=np.uint32)
+    if races is None:
+        with pytest.raises(Exception, match="membermask leaves out"):
+            run_kernel(m, "xchg", grid=1, block=64, args=[out], detect_races=True)
+        return
+    res = run_kernel(m, "xchg", grid=1, block=64, args=[out], detect_races=True)
+    found = [e for e in res.effects if e.kind == "race"]
+    assert bool(found) == races, found
+    lane = np.arange(64)
+    assert (res.buffers["xchg_out"] == (lane & ~31) + ((lane + 1) & 31)).all()
+
+
+def test_bar_warp_sync_orders_nothing_across_warps():
+    # Thread t reads thread (t + 32) % 64: another warp; a warp barrier does not order them.
+    src = _warp_exchange("bar.warp.sync {mask};").replace(
+        "  add.s32 %r5, %r1, 1;\n  and.b32 %r5, %r5, 31;\n  and.b32 %r8, %r1, -32;\n"
+        "  add.s32 %r5, %r5, %r8;\n", "  add.s32 %r5, %r1, 32;\n  and.b32 %r5, %r5, 63;\n")
+    res = run_kernel(parse_ptx(src), "xchg", grid=1, block=64,
+                     args=[np.zeros(64, dtype=np.uint32)], detect_races=True)
+    assert any(e.kind == "race" for e in res.effects)
