@@ -198,6 +198,10 @@ class Executor:
         # Per CTA of the batch: how many barriers it has passed (its barrier interval).
         self.cta_epoch = np.zeros(len(geom.ctas), dtype=np.int64) if caller is None \
             else caller.cta_epoch        # one barrier count per CTA, whatever the frame
+        # Per lane: how many bar.warp.sync its whole warp has run (`warp_sync`); the symbolic
+        # race log orders a warp's accesses in different counts.
+        self.warp_epoch = np.zeros(geom.lanes, dtype=np.int64) if caller is None \
+            else caller.warp_epoch
         # Per CTA: the barriers it may pass, each the (symbolic) condition under which all
         # its live threads arrive there (a barrier in a loop over a symbolic trip count).
         # Two accesses are in one interval when the same certain barriers precede them and
@@ -681,9 +685,12 @@ class Executor:
         if hook is not None:
             hook(self, np.flatnonzero(_certain(self.mask)))
 
-    def warp_sync(self, lanes: np.ndarray) -> None:
-        """`bar.warp.sync` by `lanes` (one warp's participants): the memory port's race
-        detection orders their accesses through it."""
+    def warp_sync(self, lanes: np.ndarray, whole_warp: bool) -> None:
+        """`bar.warp.sync` by `lanes` (one warp's participants; `whole_warp`: every thread
+        of the warp that has not exited): the memory port's race detection orders their
+        accesses through it, and a whole warp's starts a new warp interval."""
+        if whole_warp:
+            self.warp_epoch[lanes] += 1
         hook = getattr(self.port, "warp_sync", None)
         if hook is not None:
             hook(self, lanes)

@@ -3,7 +3,9 @@ it happens, and a race is a pair of conflicting accesses whose conditions can bo
 
 The rule is the concrete detector's (`semantics.machine.races`): two accesses to one byte of
 shared or global memory conflict when they come from different threads, at least one writes,
-and they are in the same barrier interval of one CTA or in different CTAs. Lockstep execution
+and they are in the same barrier interval of one CTA or in different CTAs; two threads of one
+warp are also ordered by a `bar.warp.sync` the whole warp runs between their accesses (a
+warp interval; one that part of the warp runs orders nothing here, more races, never fewer). Lockstep execution
 visits every access of every lane (under symbolic conditions when control depends on symbolic
 values), so the log holds every access any allowed input or launch shape makes; `pairs()`
 turns the conflicting ones into conditions a solver must refute, each of one kind:
@@ -64,6 +66,7 @@ class _Access(NamedTuple):
     strong: bool = False     # a strong access (`memory_model.strength`) ...
     cta_scope: bool = False  # ... of .cta scope
     order: str = ""          # an atomic's update when its order cannot show (`add`...), or "*"
+    wepoch: int = 0          # its warp's count of whole-warp `bar.warp.sync`s so far
 
 
 # `_new(_Access, fields)`: the named tuple without its Python-level `__new__` (every field
@@ -115,23 +118,24 @@ class SymbolicRaceLog:
             facts = per_lane.get(lane)
             if facts is None:
                 facts = per_lane[lane] = self._lane_facts(x, region, lane)
-            tid, key_region, epoch, name, passed = facts
+            tid, key_region, epoch, name, passed, wepoch = facts
             f = where[j]
             acc = _new(_Access, (tid, epoch, kind,
                                  True if isinstance(c, (bool, np.bool_)) else c, loc, name,
                                  None if values is None else values[j], self.steps, passed, f,
-                                 nbytes, power.strong, power.scope == "cta", order))
+                                 nbytes, power.strong, power.scope == "cta", order, wepoch))
             self.events.setdefault((key_region, f, nbytes), []).append(acc)
 
     def _lane_facts(self, x, region: str, lane: int) -> tuple:
-        """(global thread id, region key, CTA epoch, thread name, barriers passed)."""
+        """(global thread id, region key, CTA epoch, thread name, barriers passed, warp
+        epoch)."""
         tid = int(x.global_tid[lane])
         # shared memory is per CTA: keyed by the CTA too
         key_region = f"shared:{tid // self.t}" if region == "shared" else region
         cta = int(x.cta_of_lane[lane])
         self.barriers.setdefault(tid // self.t, x.cta_barriers[cta])
         return (tid, key_region, int(x.cta_epoch[cta]), x.thread_name(lane),
-                len(x.cta_barriers[cta]))
+                len(x.cta_barriers[cta]), int(x.warp_epoch[lane]))
 
     def _conflict(self, a: _Access, b: _Access) -> str | None:
         """The kind of pair two accesses to shared bytes make (the module docstring), or
@@ -142,6 +146,8 @@ class SymbolicRaceLog:
             return None
         if a.tid // self.t == b.tid // self.t and a.epoch != b.epoch:
             return None
+        if a.tid // 32 == b.tid // 32 and a.wepoch != b.wepoch and self.t % 32 == 0:
+            return None           # (a whole-warp bar.warp.sync between: ordered)
         if morally_strong(Strength(a.strong, "cta" if a.cta_scope else "gpu"),
                           Strength(b.strong, "cta" if b.cta_scope else "gpu"),
                           a.tid // self.t == b.tid // self.t,

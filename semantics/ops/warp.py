@@ -273,11 +273,13 @@ def _warp_sync(x) -> None:
     each one's membermask names all of them (else no ordering: more races, never fewer)."""
     member_mask, _ = _membership(x, 0, "bar.warp.sync")
     executing = _certain_array(x.mask) & ~_maybe_exited(x)
+    gone = _certain_array(x._threads_exited())
     for base in np.unique(x.warp_base[executing]).tolist():
-        lanes = np.flatnonzero(executing & (x.warp_base == base))
+        warp = x.warp_base == base
+        lanes = np.flatnonzero(executing & warp)
         bits = int(np.bitwise_or.reduce(np.left_shift(1, x.lane_in_cta[lanes] % 32)))
         if all((int(member_mask[i]) & bits) == bits for i in lanes.tolist()):
-            x.warp_sync(lanes)
+            x.warp_sync(lanes, whole_warp=bool((executing | gone)[warp].all()))
 
 
 @register("shfl")

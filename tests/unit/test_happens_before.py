@@ -194,3 +194,16 @@ def test_bar_warp_sync_orders_nothing_across_warps():
     res = run_kernel(parse_ptx(src), "xchg", grid=1, block=64,
                      args=[np.zeros(64, dtype=np.uint32)], detect_races=True)
     assert any(e.kind == "race" for e in res.effects)
+
+
+@pytest.mark.parametrize("name,expect", [("synced", "equivalent"), ("nosync", "not-equivalent")])
+def test_the_symbolic_race_log_orders_a_warp_through_a_whole_warp_bar_warp_sync(name, expect):
+    # Over 256 launch shapes (the symbolic race log, testing off): with __syncwarp() the
+    # shared-memory rotation is race free and equal to the global one; without it, a race.
+    from verifier.api import load_pair, verify
+    from pathlib import Path
+    spec = Path(__file__).resolve().parents[1] / "data" / "warp_sync" / f"{name}.toml"
+    v = verify(load_pair(spec), trials=0, timeout_s=60)
+    assert v.kind == expect, v.reasons
+    if expect == "equivalent":
+        assert any(s.name == "races" and "no two conflict" in s.detail for s in v.stages)
