@@ -282,7 +282,8 @@ class _PlainForm:
 
 
 class _Ctx:
-    """The few executor fields the race log reads: `lanes` lanes of one CTA, epoch 0."""
+    """The few executor fields the race log reads: `lanes` lanes of one CTA, epoch 0, warp
+    interval 0."""
 
     def __init__(self, lanes: int = 2):
         import numpy as np
@@ -290,6 +291,7 @@ class _Ctx:
         self.cta_of_lane = np.zeros(lanes, dtype=np.int64)
         self.cta_epoch = np.array([0])
         self.cta_barriers = [[]]
+        self.warp_epoch = np.zeros(lanes, dtype=np.int64)     # (no bar.warp.sync run)
         self.ins = type("I", (), {"loc": "k.ptx:7:5"})()
         self.form = _PlainForm()
 
@@ -610,6 +612,7 @@ def test_every_conflicting_pair_at_one_byte_is_kept():
     lanes = 101
     x.global_tid = np.arange(lanes)
     x.cta_of_lane = np.zeros(lanes, dtype=int)
+    x.warp_epoch = np.zeros(lanes, dtype=np.int64)
     conds = [z3.Bool(f"c{i}") for i in range(lanes - 1)]
     log = SymbolicRaceLog(128)
     log.access(x, "shared", [0] * (lanes - 1), 4, list(range(lanes - 1)), "w", conds,
