@@ -1,4 +1,4 @@
-"""Lane conditions of a maximal launch decided under the claim (`verifier.shapes`).
+"""Lane conditions of a maximal launch decided under the claim (`verifier.coverage.symbolic_launch`).
 
 `Feasibility` answers "may this lane condition hold?", "does it hold at every allowed shape?"
 and "which values may this address offset take?": conditions of the shape scalars alone by

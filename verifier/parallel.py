@@ -2,7 +2,7 @@
 independent comparisons of one symbolic launch's outputs (`first_failure`, `each`), and
 checks run beside the verifying process's own work (`Background`, `FirstFailureBeside`).
 
-Each shape is an independent check (the caller's, `verifier.equiv.check_assignment`), so a
+Each shape is an independent check (the caller's, `verifier.coverage.one_shape.check_shape`), so a
 claim with many shapes (a transpose's 64 x 64) splits across cores. Workers are forked from
 the verifying process and inherit its context; each returns, per shape, the verdict it forces
 (or None) with the stages, solver obligations and assumptions that shape produced. Results

@@ -19,6 +19,7 @@ from typing import Callable
 
 from semantics.choices import Choices
 from semantics.machine.kernel import PreparedKernel
+from verifier.emulate import prepare_side
 from verifier.solvers import DEFAULT_SOLVERS, Cache, Obligation, SolveResult, solve
 from verifier.spec import PairSpec
 from verifier.verdict import INCONCLUSIVE, Stage, StageStatus, Verdict
@@ -68,6 +69,13 @@ class Run:
     # How the emulator resolves what the ISA leaves open, and the target assumptions the
     # claim names (both domains): `semantics.choices`
     choices: Choices = field(default_factory=Choices)
+
+    def kernel(self, role: str) -> PreparedKernel:
+        """The prepared kernel of side `role` (prepared once per run)."""
+        k = self.prepared.get(role)
+        if k is None:
+            k = self.prepared[role] = prepare_side(self.spec.side(role))
+        return k
 
     def solve(self, obligation: Obligation, timeout_s: float | None = None,
               validate: bool = True) -> SolveResult:

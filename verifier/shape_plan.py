@@ -1,6 +1,6 @@
 """The launch shapes a claim allows, as one plan (`ShapePlan`): the symbolic shape scalars,
 every allowed combination, and the maximal launch that covers them all (each kernel's largest
-grid, its one block, each buffer's largest length). `verifier.shapes` runs that launch;
+grid, its one block, each buffer's largest length). `verifier.coverage.symbolic_launch` runs that launch;
 `plan_at` is the plan of one fixed shape (the symbolic launch's machinery at a point)."""
 
 from __future__ import annotations

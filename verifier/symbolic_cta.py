@@ -1,6 +1,6 @@
 """One symbolic CTA standing for every CTA of a maximal launch.
 
-A maximal launch (`verifier.shapes`) runs every CTA any allowed shape launches: the 32^3 matmul
+A maximal launch (`verifier.coverage.symbolic_launch`) runs every CTA any allowed shape launches: the 32^3 matmul
 claims run 4 CTAs of 256 threads per kernel, and each lane's loads, stores and float results
 are terms. When the CTAs of a launch cannot observe one another, running *one* CTA whose
 `%ctaid` is symbolic stands for all of them, at a quarter of the lanes. Its `%ctaid.x` (and

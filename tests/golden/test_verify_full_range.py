@@ -1,5 +1,5 @@
 """`keq verify` on the corpus over each spec's whole claim: no scalar pinned, every launch shape
-the ranges allow covered at once by one symbolic maximal launch (verifier/shapes.py).
+the ranges allow covered at once by one symbolic maximal launch (verifier/coverage/symbolic_launch.py).
 
 The 1-D pairs, the histograms (addresses over input data, split by value) and the transposes
 (addresses over two symbolic dimensions: in/out buffers indexed, verifier/indexed.py) must

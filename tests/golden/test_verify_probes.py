@@ -1,4 +1,4 @@
-"""Shapes checked on their own (`verifier.equiv._probe_shapes`): the smallest allowed shape,
+"""Shapes checked on their own (`verifier.coverage.probes`): the smallest allowed shape,
 then the smallest where testing saw real-mode outputs far apart. They are checked when the
 whole claim stays undecided (past the indexed-buffer size limit: tests/data/matmul_big), and
 the smallest comes first, before the symbolic launch, where that launch is costly (the 32^3

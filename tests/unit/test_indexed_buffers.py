@@ -65,15 +65,15 @@ def test_a_store_past_the_buffer_is_refuted_by_bounds_though_the_replay_ran_firs
     # With two processes the write logs are replayed while a worker decides the bounds; the
     # replay meets the store past `out` and keeps what it raised: the verdict is the bounds'
     # (a replayed fault), never that error
-    import verifier.shapes as shapes
+    import verifier.stages.bounds as bounds
     met = []
-    replay = shapes.replay_logs
+    replay = bounds.replay_logs
 
     def replay_logs(*args, **kwargs):
         for entry in replay(*args, **kwargs):
             met.append(entry)
             yield entry
-    monkeypatch.setattr(shapes, "replay_logs", replay_logs)
+    monkeypatch.setattr(bounds, "replay_logs", replay_logs)
     spec = load_spec(D / "past.toml")
     v = verify(spec, timeout_s=30, trials=0, jobs=jobs)
     assert v.kind == NOT_EQUIVALENT and "the candidate faults" in v.reasons[0], v.reasons

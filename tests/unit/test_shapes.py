@@ -1,4 +1,4 @@
-"""Symbolic launch shapes (verifier/shapes.py) and the pieces they stand on: spec expressions
+"""Symbolic launch shapes (verifier/coverage/symbolic_launch.py) and the pieces they stand on: spec expressions
 as z3 terms, the maximal-launch plan, the float abstraction, canonical commutative operands,
 and the symbolic race log, on small kernels written here."""
 
