@@ -6,6 +6,7 @@ exists (True at a fixed shape; `index < length` under a symbolic launch shape)."
 from __future__ import annotations
 
 import time
+from typing import Any, NamedTuple
 
 import numpy as np
 import z3
@@ -232,28 +233,42 @@ def random_testing(ctx: Run, env: dict, seed: int, terms: dict) -> Verdict | Non
     return tested
 
 
-def compare_outputs(ctx: Run, env: dict, diffs: list, constraints: list, variables: dict,
-                    seed: int, t0: float, *, test: bool = True) -> Verdict | None:
-    """`diffs`: (param, index, reference term, candidate term, element exists) for every
-    output element whose terms are not identical. None when every element is proved equal.
-    `test`: test random inputs first (False when the caller already did)."""
+class ElementPair(NamedTuple):
+    """One output element of both kernels whose terms are not identical: the reference's
+    and the candidate's term, and the condition under which the element exists (True at one
+    launch shape; `index < length` over a maximal launch)."""
+    param: Any
+    index: int
+    ref: Any
+    cand: Any
+    live: Any
+
+
+def compare_outputs(ctx: Run, env: dict, diffs: list[ElementPair], constraints: list,
+                    variables: dict, seed: int, t0: float, *,
+                    test: bool = True) -> Verdict | None:
+    """None when every element of `diffs` is proved equal; else the verdict (a replayed
+    counterexample, or Inconclusive). `test`: test random inputs first (False when the caller
+    already did)."""
     spec = ctx.spec
     # Cheap before solving: z3's simplifier orders sums (and the other associative-commutative
     # operators) canonically, so counts added in another order become the same term.
     memo: dict = {}
-    diffs = [d for d in diffs if not same_term(_simplified(d[2], memo), _simplified(d[3], memo))]
+    diffs = [d for d in diffs
+             if not same_term(_simplified(d.ref, memo), _simplified(d.cand, memo))]
     del memo
     if not diffs:
         ctx.stage("outputs", StageStatus.OK, t0,
                   "identical terms after simplification, no solver needed")
         return None
     if test:
-        tested = random_testing(ctx, env, seed, {(p.name, i): (a, b) for p, i, a, b, _ in diffs})
+        tested = random_testing(ctx, env, seed,
+                                {(d.param.name, d.index): (d.ref, d.cand) for d in diffs})
         if tested is not None:
             return tested
     if spec.mode == "real":
-        float_diffs = [d for d in diffs if d[0].is_float]
-        diffs = [d for d in diffs if not d[0].is_float]     # integers stay exact
+        float_diffs = [d for d in diffs if d.param.is_float]
+        diffs = [d for d in diffs if not d.param.is_float]     # integers stay exact
         if float_diffs:
             verdict = _real_outputs(ctx, env, float_diffs, constraints, variables, seed, t0)
             if verdict is not None:
@@ -262,24 +277,53 @@ def compare_outputs(ctx: Run, env: dict, diffs: list, constraints: list, variabl
             return None
     # One element at a time, cheapest first: a difference usually shows in the first element
     # tried, and small queries keep FP obligations within reach of the solvers.
-    unknown = []
-    found = None
-    ordered = sorted(diffs, key=lambda d: _size(d[2]) + _size(d[3]))
-    if len(ordered) > 1 and not any(d[0].is_float for d in ordered):
-        # Integer outputs: all elements in one query first, so a proof of many equal
-        # elements (a scan's 512 partial sums) costs one solver call instead of 512. Kept
-        # short: when it does not answer, the per-element queries below take over. (A
-        # disjunction of floating-point differences is much harder than its parts.)
-        diseqs = [_live(live, _bv(a, type_bits(p.type)) != _bv(b, type_bits(p.type)))
-                  for p, _, a, b, live in ordered]
-        ob = Obligation(z3.And(*constraints, z3.Or(diseqs)), f"{len(ordered)} elements differ")
-        r = ctx.solve(ob, timeout_s=10.0)
-        if r.answer == "unsat":
-            ordered = []
-        elif r.answer == "sat":
-            ordered = [_first_true(ordered, r.model or {}, variables)] + ordered
-    if any(d[0].is_float for d in ordered):
+    ordered = sorted(diffs, key=lambda d: _size(d.ref) + _size(d.cand))
+    if len(ordered) > 1 and not any(d.param.is_float for d in ordered):
+        ordered = _integers_at_once(ctx, ordered, constraints, variables)
+    if any(d.param.is_float for d in ordered):
         ordered = _abstracted(ctx, ordered, constraints)
+    found, unknown = _element_by_element(ctx, ordered, constraints)
+    status = StageStatus.SAT if found else (StageStatus.UNKNOWN if unknown else
+                                            StageStatus.UNSAT)
+    ctx.stage("outputs", status, t0,
+              f"{len(diffs)} element(s) to the solvers "
+              f"({', '.join(ctx.solvers)})")
+    if found is None:
+        if unknown:
+            return ctx.inconclusive(f"no solver answered on {len(unknown)} output "
+                                    f"element(s) at {shape_text(env)} (first: {unknown[0]})")
+        return None
+    model = found.model or {}
+    needed = variables_in(ctx.witness)
+    missing = sorted(n for n in needed if n in variables and n not in model)
+    if missing:
+        raise InternalError(f"{found.solver} returned a model without {', '.join(missing[:3])}")
+    return model_counterexample(ctx, env, lambda v: int(model.get(str(v), 0)), variables,
+                                seed, chosen_values(model))
+
+
+def _integers_at_once(ctx: Run, ordered: list[ElementPair], constraints: list,
+                      variables: dict) -> list[ElementPair]:
+    """Integer outputs: all elements in one query first, so a proof of many equal elements (a
+    scan's 512 partial sums) costs one solver call instead of 512. Kept short: when it does
+    not answer, the per-element queries take over. (A disjunction of floating-point
+    differences is much harder than its parts.) Returns the elements left to ask, the
+    model's differing one first."""
+    diseqs = [_live(d.live, _bv(d.ref, type_bits(d.param.type)) !=
+                    _bv(d.cand, type_bits(d.param.type))) for d in ordered]
+    ob = Obligation(z3.And(*constraints, z3.Or(diseqs)), f"{len(ordered)} elements differ")
+    r = ctx.solve(ob, timeout_s=10.0)
+    if r.answer == "unsat":
+        return []
+    if r.answer == "sat":
+        return [_first_true(ordered, r.model or {}, variables)] + ordered
+    return ordered
+
+
+def _element_by_element(ctx: Run, ordered, constraints: list) -> tuple[Any, list[str]]:
+    """The first solver result that shows an element differing (its terms kept as the run's
+    witness), and what no solver decided."""
+    unknown: list[str] = []
     for p, i, a, b, live in ordered:
         w = type_bits(p.type)
         ob = Obligation(z3.And(*constraints, _live(live, _bv(a, w) != _bv(b, w))),
@@ -298,24 +342,7 @@ def compare_outputs(ctx: Run, env: dict, diffs: list, constraints: list, variabl
                                    f"decides it")
                     continue
             ctx.witness = (a, b)
-            found = r
-            break
+            return r, unknown
         if r.answer != "unsat":
             unknown.append(f"{p.name}[{i}]: {r.answer} ({r.detail or r.solver})")
-    status = StageStatus.SAT if found else (StageStatus.UNKNOWN if unknown else
-                                            StageStatus.UNSAT)
-    ctx.stage("outputs", status, t0,
-              f"{len(diffs)} element(s) to the solvers "
-              f"({', '.join(ctx.solvers)})")
-    if found is None:
-        if unknown:
-            return ctx.inconclusive(f"no solver answered on {len(unknown)} output "
-                                      f"element(s) at {shape_text(env)} (first: {unknown[0]})")
-        return None
-    model = found.model or {}
-    needed = variables_in(ctx.witness)
-    missing = sorted(n for n in needed if n in variables and n not in model)
-    if missing:
-        raise InternalError(f"{found.solver} returned a model without {', '.join(missing[:3])}")
-    return model_counterexample(ctx, env, lambda v: int(model.get(str(v), 0)), variables,
-                                 seed, chosen_values(model))
+    return None, unknown

@@ -140,3 +140,15 @@ def test_no_private_name_crosses_a_module(path):
                 if module.startswith(("verifier", "semantics"))
                 for n in names if n.startswith("_") and not n.startswith("__")]
     assert not crossing, f"{path.name} imports private names: {crossing}"
+
+
+# The pipeline's layers (docs/architecture.md): the claim driver chooses coverage strategies,
+# a strategy runs the stages, and the stages never reach back up.
+PIPELINE_LAYERS = ("verifier.equiv", "verifier.coverage", "verifier.stages")
+
+
+@pytest.mark.parametrize("name", sorted(m for m in MODULES if _within(m, PIPELINE_LAYERS)))
+def test_the_pipeline_runs_one_way(name):
+    level = next(i for i, layer in enumerate(PIPELINE_LAYERS) if _within(name, (layer,)))
+    above = {e for e in _edges(name) if _within(e, PIPELINE_LAYERS[:level])}
+    assert not above, f"{name} imports {sorted(above)}, a layer above it"

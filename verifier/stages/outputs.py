@@ -12,11 +12,13 @@ shapes (`verifier.indexed`); what is left goes to the solvers.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 
 import z3
 
 from verifier.indexed import compare, compare_apart
-from verifier.outputs import compare_outputs, output_terms, random_testing, same_term
+from verifier.outputs import (ElementPair, compare_outputs, output_terms, random_testing,
+                              same_term)
 from verifier.parallel import each
 from verifier.real_mode import ASSUMPTION as REAL_ASSUMPTION, NotReal, RealTranslator
 from verifier.run import Run
@@ -34,7 +36,8 @@ class Outputs:
         t0 = time.perf_counter()
         pairs = _output_pairs(run, ex)
         if ex.maximal is None:
-            diffs = [(p, i, a, b, True) for p, i, a, b in pairs if not same_term(a, b)]
+            diffs = [ElementPair(p, i, a, b, True) for p, i, a, b in pairs
+                     if not same_term(a, b)]
             return compare_outputs(run, ex.env, diffs, ex.constraints, ex.variables, ex.seed,
                                    t0)
         return _over_the_maximal_launch(run, ex, ex.maximal, pairs)
@@ -68,9 +71,9 @@ def _over_the_maximal_launch(run: Run, ex: Execution, m: Maximal,
                            test=False)
 
 
-def _live_elements(ex: Execution, m: Maximal, pairs: list[tuple]) -> list[tuple]:
-    """(param, index, ref, cand, live) for the elements that may differ at some shape:
-    element i exists where i < the buffer's length."""
+def _live_elements(ex: Execution, m: Maximal, pairs: list[tuple]) -> list[ElementPair]:
+    """The elements that may differ at some shape: element i exists where i < the
+    buffer's length."""
     out = []
     lengths: dict[str, object] = {}
     for p, i, a, b in pairs:
@@ -81,19 +84,18 @@ def _live_elements(ex: Execution, m: Maximal, pairs: list[tuple]) -> list[tuple]
             continue
         if m.apart:       # (every buffer is indexed then: nothing is compared here)
             raise Undecided(f"one symbolic CTA per kernel: '{p.name}' is not indexed")
-        out.append((p, i, a, b, live))
+        out.append(ElementPair(p, i, a, b, live))
     return out
 
 
+@dataclass
 class _Left:
-    """What the checks without a solver left (`left`), and whether they showed any."""
-
-    def __init__(self) -> None:
-        self.left: list[tuple] = []
-        self.shown = False
+    """What the checks without a solver left (`left`), and whether they showed any equal."""
+    left: list[ElementPair] = field(default_factory=list)
+    shown: bool = False
 
 
-def _without_a_solver(run: Run, ex: Execution, m: Maximal, elements: list[tuple],
+def _without_a_solver(run: Run, ex: Execution, m: Maximal, elements: list[ElementPair],
                       t0: float) -> _Left:
     out = _Left()
     feas = m.feas
@@ -108,7 +110,7 @@ def _without_a_solver(run: Run, ex: Execution, m: Maximal, elements: list[tuple]
     reals = RealTranslator(feas.shape_only)
     for (p, i, a, b, live), quick in zip(elements, shown):
         if not feas.names:                # one fixed shape: no selection by shape
-            out.left.append((p, i, a, b, live))
+            out.left.append(ElementPair(p, i, a, b, live))
         elif quick:
             by_shape += 1
         elif run.spec.mode == "real" and p.is_float:
@@ -118,14 +120,14 @@ def _without_a_solver(run: Run, ex: Execution, m: Maximal, elements: list[tuple]
             if _same_as_reals(feas, reals, a, b, live, type_bits(p.type)):
                 by_real += 1
             else:
-                out.left.append((p, i, a, b, live))
+                out.left.append(ElementPair(p, i, a, b, live))
         else:
             split = feas.specialize(a, b, live)
             if split is None:
-                out.left.append((p, i, a, b, live))
+                out.left.append(ElementPair(p, i, a, b, live))
                 continue
             by_shape += not split
-            out.left.extend((p, i, sa, sb, cond) for cond, sa, sb in split)
+            out.left.extend(ElementPair(p, i, sa, sb, cond) for cond, sa, sb in split)
     if by_real:
         if reals.mixed_inputs():
             # a selection read a float input's bits: the comparisons above are not valid
