@@ -51,7 +51,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, Callable
 
@@ -65,92 +65,17 @@ from verifier.testing import alternatives as _alternatives, consulted as _consul
 from verifier.fuzz.backends import Backend, SideRun
 from verifier.fuzz.compare import (DEFAULT_REAL_TOLERANCE, OpsContext, Tolerance, differing,
                                    parse_tolerance)
+from verifier.fuzz.report import (ROLES, Difference, FuzzReport, KernelCoverage, Mismatch,
+                                  OpsStats)
 from verifier.fuzz.strategies import from_spec
 from verifier.spec import PairSpec, draw_scalars, is_float_type
 
 DEFAULT_EXAMPLES = 100
 SHOWN_PER_BUFFER = 8
-ROLES = ("reference", "candidate")
 
 
 class ReferenceError_(KeqError):
     """The reference faulted or raced on an allowed input: the spec or the reference is wrong."""
-
-
-@dataclass
-class Mismatch:
-    param: str
-    count: int                          # differing elements
-    length: int
-    first: list[tuple[int, Any, Any]]   # (index, reference element, candidate element)
-
-
-@dataclass
-class Difference:
-    kind: str                           # "mismatch" | "fault" | "race"
-    summary: str
-    values: dict[str, Any]              # the inputs (every param by name, initial contents)
-    scalars: dict[str, Any]
-    reference: SideRun
-    candidate: SideRun
-    mismatches: list[Mismatch] = field(default_factory=list)
-    races: list[str] = field(default_factory=list)
-    approximations: list[str] = field(default_factory=list)
-    ops: OpsContext | None = None       # the n and M an auto tolerance used on this example
-    # The choices the candidate ran under in the run that shows the difference (the reference
-    # ran under the defaults, or under the same choices for a random fill:
-    # `shares_fixed_values`); None where the backend makes its own (the GPU)
-    choices: Choices | None = None
-
-
-@dataclass
-class KernelCoverage:
-    kernel: str
-    blocks_seen: int = 0
-    blocks_total: int = 0
-    branches_seen: int = 0
-    branches_total: int = 0
-    measured: bool = False
-
-
-@dataclass
-class FuzzReport:
-    spec: PairSpec
-    backend: str
-    mode: str
-    tolerance: Tolerance | None
-    seed: int
-    examples_requested: int
-    examples: int = 0                    # examples run before the first difference (or all)
-    shrink_runs: int = 0
-    seconds: float = 0.0                 # generation phase (examples) only
-    shrink_seconds: float = 0.0
-    stopped_by: str = "examples"         # examples | time budget | difference
-    difference: Difference | None = None
-    coverage: dict[str, KernelCoverage] = field(default_factory=dict)
-    scalar_values: dict[str, set] = field(default_factory=dict)
-    repro: str | None = None
-    ops: "OpsStats | None" = None       # with an auto tolerance: the n and M the examples had
-    # How the candidate's choices were set: the given ones (`fill`/`schedule`), or None with
-    # `varied` True (defaults, then others where the run read something open), or neither
-    # (a backend that makes its own)
-    choices: Choices | None = None
-    varied: bool = False
-    varied_examples: int = 0            # examples whose candidate ran under other choices too
-
-    @property
-    def examples_per_second(self) -> float:
-        return self.examples / self.seconds if self.seconds > 0 else 0.0
-
-
-@dataclass
-class OpsStats:
-    """How an auto tolerance's n was counted ("emulator" per thread, or "static"), and the
-    largest n per kernel, M and S_n over the examples that ran."""
-    how: dict[str, str] = field(default_factory=dict)          # role -> emulator | static
-    ops_max: dict[str, int] = field(default_factory=dict)      # role -> largest n
-    magnitude_max: float = 0.0
-    scale_max: float = 0.0
 
 
 class _Found(Exception):
