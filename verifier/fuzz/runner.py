@@ -1,14 +1,10 @@
 """The differential runner both backends share: draw an example, run reference and candidate,
 compare under the pair's mode, and let hypothesis shrink any difference to a minimal example.
 
-A *difference* is any of:
-- an out/inout element that differs under the mode (bitexact: bit patterns; real: within the
-  tolerance, `compare.differing`);
-- a fault of the candidate (memory fault, barrier divergence, CUDA error) where the reference
-  ran clean;
-- a data race in the candidate (a "race" effect: both accesses are named).
-A fault or race in the *reference* is an error of the spec or the reference kernel:
-`ReferenceError_` (exit 3), reported with the shrunk example that shows it.
+What counts as a difference (an output that differs under the mode, a fault or a data race of
+the candidate) is `verifier.fuzz.differences`. A fault or race in the *reference* is an error
+of the spec or the reference kernel: `ReferenceError_` (exit 3), reported with the shrunk
+example that shows it.
 
 Real-mode floats are compared within a tolerance (`compare.differing`); the default one,
 ``auto:4``, is derived per example from n, the float operations on the path to an element,
@@ -31,7 +27,8 @@ A random fill also changes what the hardware fixes for both kernels alike (the N
 operation returns, a function of its inputs): under it the candidate is compared with the
 reference's run under the same choices, and an element NaN in both runs is no difference (a
 random function is not the hardware's, so payloads alone are no evidence). Only the emulator
-backend honours choices (`supports_choices`); the GPU makes its own.
+backend honours choices (`supports_choices`); the GPU makes its own. The helpers for all this
+are `verifier.fuzz.choice_variation`.
 
 Fuzzing is bounded testing, not a proof: a clean run says what was covered (examples, the
 scalar values tried, and the fraction of each kernel's basic blocks and branch directions that
@@ -40,9 +37,7 @@ ran), never "equivalent".
 
 from __future__ import annotations
 
-import hashlib
 import time
-from types import SimpleNamespace
 from typing import Any, Callable
 
 import numpy as np
@@ -51,17 +46,17 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from semantics.choices import Choices
 from semantics.errors import KeqError
 from verifier.emulate import choices_of
-from verifier.testing import alternatives as _alternatives, consulted as _consulted
 from verifier.fuzz.backends import Backend, SideRun
-from verifier.fuzz.compare import OpsContext, Tolerance, differing, resolve_tolerance
+from verifier.fuzz.choice_variation import (alternatives, choices_key, consulted, example_seed,
+                                            open_reads, shares_fixed_values)
+from verifier.fuzz.compare import OpsContext, resolve_tolerance
+from verifier.fuzz.differences import compare_runs, races, reference_changes
 from verifier.fuzz.op_counting import OpsCounting, input_scale
-from verifier.fuzz.report import (ROLES, Difference, FuzzReport, KernelCoverage, Mismatch,
-                                  OpsStats)
+from verifier.fuzz.report import ROLES, Difference, FuzzReport, KernelCoverage, OpsStats
 from verifier.fuzz.strategies import from_spec
 from verifier.spec import PairSpec, draw_scalars
 
 DEFAULT_EXAMPLES = 100
-SHOWN_PER_BUFFER = 8
 
 
 class ReferenceError_(KeqError):
@@ -78,132 +73,6 @@ class _RefBad(Exception):
     def __init__(self, message: str, values, scalars) -> None:
         super().__init__(message)
         self.message, self.values, self.scalars = message, values, scalars
-
-
-def _races(run: SideRun) -> list[str]:
-    return [f"{e.what} ({e.loc})" for e in run.effects if e.kind == "race"]
-
-
-def _approx(run: SideRun) -> list[str]:
-    return sorted({f"{e.what} at {e.loc}" for e in run.effects if e.kind == "approximation"})
-
-
-def _elem(p, a: np.ndarray, i: int):
-    return a[i].item() if a.dtype != np.float16 else float(a[i])
-
-
-def compare_runs(spec: PairSpec, values: dict, scalars: dict, ref: SideRun, cand: SideRun,
-                 tol: Tolerance | None, ctx: OpsContext | None = None,
-                 nan_payloads_free: bool = False) -> Difference | None:
-    """The difference between two clean-or-faulting side runs, or None (`ctx`: n, M and S_n
-    for an auto tolerance; `nan_payloads_free`: an element NaN in both runs is no
-    difference, as under a random fill, where the NaN an operation returns is a random
-    function of its inputs, one the hardware need not be)."""
-    approx = sorted(set(_approx(ref)) | set(_approx(cand)))
-    if cand.fault is not None:
-        return Difference("fault", f"the candidate faulted: {cand.fault.render()}", values,
-                          scalars, ref, cand, approximations=approx, ops=ctx)
-    mism = []
-    for p in spec.buffers:
-        if p.access not in ("out", "inout"):
-            continue
-        r, c = ref.final[p.name], cand.final[p.name]
-        idx = differing(p, r, c, spec.mode, tol, ctx)
-        if nan_payloads_free:
-            idx = idx[~_both_nan(p, r, c, idx)]
-        if idx.size:
-            first = [(int(i), _elem(p, r, int(i)), _elem(p, c, int(i)))
-                     for i in idx[:SHOWN_PER_BUFFER]]
-            mism.append(Mismatch(p.name, int(idx.size), int(r.size), first))
-    races = _races(cand)
-    if races:
-        extra = f"; outputs also differ in {', '.join(m.param for m in mism)}" if mism else ""
-        return Difference("race", f"the candidate has {len(races)} data race(s){extra}", values,
-                          scalars, ref, cand, mism, races, approx, ctx)
-    if mism:
-        m = mism[0]
-        return Difference("mismatch", f"{m.param} differs in {m.count} of {m.length} "
-                          f"element(s)", values, scalars, ref, cand, mism, [], approx, ctx)
-    return None
-
-
-def consulted(run: SideRun) -> bool:
-    """Did the run read what the ISA leaves open, so other choices may change it
-    (`verifier.testing.consulted`: effects of kind "uninitialized", "nondeterministic", ...)?"""
-    return _consulted(run.effects)
-
-
-def alternatives(base: Choices, seed: int, effects=()) -> list[Choices]:
-    """The other choices a varied run tries, `verifier.testing.alternatives`: every
-    never-written byte 0xa5, the reverse order, seeded random values and orders (and what
-    else that function adds for the run's `effects`)."""
-    return _alternatives(SimpleNamespace(choices=base), seed, effects)
-
-
-def _key(c: Choices) -> tuple:
-    return (c.fill, c.schedule, getattr(c, "layout", "packed"))
-
-
-def example_seed(seed_: int, values: dict) -> int:
-    """A seed derived from the fuzz seed and the example's contents (the same example gives
-    the same random choices, which shrinking needs)."""
-    h = hashlib.blake2b(str(seed_).encode(), digest_size=4)
-    for k in sorted(values):
-        v = values[k]
-        h.update(k.encode())
-        h.update(np.ascontiguousarray(v).tobytes() if isinstance(v, np.ndarray)
-                 else repr(v).encode())
-    return int.from_bytes(h.digest(), "little")
-
-
-def _open_reads(run: SideRun) -> str:
-    used = sorted({f"{e.what} at {e.loc}" for e in run.effects if _consulted((e,))})
-    return "; ".join(used[:2]) + (f"; and {len(used) - 2} more" if len(used) > 2 else "")
-
-
-def shares_fixed_values(c: Choices) -> bool:
-    """Whether `c` changes the values the hardware fixes as a function of an instruction's
-    inputs (the NaN an f32 add returns: `Choices.function`), which both kernels of a pair
-    share: only a random fill does. Under such choices the reference runs under them too."""
-    return c.fill.startswith("random:")
-
-
-def _both_nan(p, a: np.ndarray, b: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    if not p.is_float or not idx.size:
-        return np.zeros(idx.size, dtype=bool)
-    if p.type == "bf16":
-        x = (np.asarray(a, np.uint32)[idx] << np.uint32(16)).view(np.float32)
-        y = (np.asarray(b, np.uint32)[idx] << np.uint32(16)).view(np.float32)
-    else:
-        x, y = np.asarray(a)[idx], np.asarray(b)[idx]
-    return np.isnan(x) & np.isnan(y)
-
-
-def reference_changes(spec: PairSpec, ref: SideRun, again: SideRun,
-                      tol: Tolerance | None, ctx: OpsContext | None,
-                      nan_payloads_free: bool = False) -> str | None:
-    """How the reference's run under other choices differs from its default run (a fault,
-    an output under the mode), or None. `nan_payloads_free`: an element NaN in both runs
-    does not count (under a random fill the NaN an operation returns is another function
-    of its inputs, fixed by the hardware for both kernels alike, not a choice of the run)."""
-    if again.fault is not None:
-        return f"it faults ({again.fault.render()})"
-    for p in spec.buffers:
-        if p.access not in ("out", "inout"):
-            continue
-        idx = differing(p, ref.final[p.name], again.final[p.name], spec.mode, tol, ctx)
-        if nan_payloads_free:
-            idx = idx[~_both_nan(p, ref.final[p.name], again.final[p.name], idx)]
-        if idx.size:
-            i = int(idx[0])
-            return (f"{p.name}[{i}] is {_shown(p, again.final[p.name], i)} instead of "
-                    f"{_shown(p, ref.final[p.name], i)} ({idx.size} element(s) differ)")
-    return None
-
-
-def _shown(p, a: np.ndarray, i: int) -> str:
-    bits = np.ascontiguousarray(a).view(np.dtype(f"<u{a.dtype.itemsize}"))[i]
-    return f"{_elem(p, a, i)} (0x{int(bits):0{2 * a.dtype.itemsize}x})"
 
 
 def _fmt_scalars(scalars: dict) -> str:
@@ -254,7 +123,7 @@ def fuzz(spec: PairSpec, backend: Backend, *, examples: int = DEFAULT_EXAMPLES,
         how = reference_changes(spec, ref, again, tol, ctx, shares_fixed_values(choices))
         if how is not None:
             raise _RefBad(f"the reference's outputs depend on what the PTX ISA leaves open "
-                          f"(its run met {_open_reads(ref)}): under {choices.describe()} "
+                          f"(its run met {open_reads(ref)}): under {choices.describe()} "
                           f"{how}, unlike its run under the defaults ({base.describe()}); "
                           f"the claim is about a deterministic reference: fix the reference "
                           f"or the spec", values, scalars)
@@ -281,7 +150,7 @@ def fuzz(spec: PairSpec, backend: Backend, *, examples: int = DEFAULT_EXAMPLES,
         if ref.fault is not None:
             raise _RefBad(f"the reference faulted on an input the spec allows: "
                           f"{ref.fault.render()}", values, scalars)
-        rr = _races(ref)
+        rr = races(ref)
         if rr:
             raise _RefBad(f"the reference has a data race on an input the spec allows: {rr[0]}",
                           values, scalars)
@@ -310,7 +179,7 @@ def fuzz(spec: PairSpec, backend: Backend, *, examples: int = DEFAULT_EXAMPLES,
             run, or its run under `c` where `c` changes what both kernels share."""
             if not shares_fixed_values(c):
                 return ref
-            key = _key(c)
+            key = choices_key(c)
             if key not in refs:
                 refs[key] = run_as("reference", values, scalars, c)
                 if refs[key].fault is not None:
@@ -324,9 +193,9 @@ def fuzz(spec: PairSpec, backend: Backend, *, examples: int = DEFAULT_EXAMPLES,
                 if rep.varied else []
             for c in others:
                 if c != base:
-                    if _key(c) not in refs:
-                        refs[_key(c)] = run_as("reference", values, scalars, c)
-                    again = refs[_key(c)]
+                    if choices_key(c) not in refs:
+                        refs[choices_key(c)] = run_as("reference", values, scalars, c)
+                    again = refs[choices_key(c)]
                     reference_depends(values, scalars, ref, again, c, ctx)
         diff = compare_runs(spec, values, scalars, ref_under(cand_choices), cand, tol, ctx,
                             shares_fixed_values(cand_choices))
