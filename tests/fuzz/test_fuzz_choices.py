@@ -15,7 +15,8 @@ import pytest
 
 from verifier.cli.main import main
 from verifier.fuzz.backends import SideRun, get_backend
-from verifier.fuzz.runner import ReferenceError_, compare_runs, fuzz
+from verifier.fuzz.differences import compare_runs
+from verifier.fuzz.runner import ReferenceError_, fuzz
 from verifier.inputs import CHOICES_KEY, load_choices
 from verifier.spec import load_spec
 

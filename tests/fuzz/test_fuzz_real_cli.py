@@ -11,7 +11,9 @@ import pytest
 
 from verifier.cli.main import main
 from verifier.fuzz.backends import get_backend
-from verifier.fuzz.runner import ROLES, _OpsCounting, fuzz
+from verifier.fuzz.op_counting import OpsCounting
+from verifier.fuzz.report import ROLES
+from verifier.fuzz.runner import fuzz
 from verifier.spec import load_spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,7 +69,7 @@ def test_per_thread_counts_and_the_fallbacks():
     assert rep.ops.ops_max == {"reference": 9, "candidate": 300}
     assert set(rep.ops.how.values()) == {"emulator"}
 
-    replay = _OpsCounting(spec, {r: _NoPrepared() for r in ROLES})
+    replay = OpsCounting(spec, {r: _NoPrepared() for r in ROLES})
     assert set(replay.how.values()) == {"emulator replay"}
     values = {"n": 300, "in": np.ones(300, np.float32), "out": np.zeros(1, np.float32)}
     assert replay.count("reference", {"n": 300}, values) == 9

@@ -202,7 +202,7 @@ def _choices_mode_json(rep) -> dict:
 
 def _choices_summary(rep) -> str:
     if rep.choices is not None:
-        from verifier.fuzz.runner import shares_fixed_values
+        from verifier.fuzz.choice_variation import shares_fixed_values
         return (f"  choices  candidate under {choices_line(rep.choices)} (given), reference "
                 f"under " + ("the same (a random fill)" if shares_fixed_values(rep.choices)
                              else "the defaults"))
@@ -273,7 +273,7 @@ def _print_text(rep, spec_path: str) -> None:
             print(_buffer_line(p.name, p, np.asarray(d.values[p.name])))
         print(f"  Difference ({d.kind}): {d.summary}")
         if d.choices is not None and (not _is_default(d.choices) or rep.choices is not None):
-            from verifier.fuzz.runner import shares_fixed_values
+            from verifier.fuzz.choice_variation import shares_fixed_values
             ref = ("the same choices: a random fill changes what the hardware fixes for both "
                    "kernels, such as the NaN an operation returns; elements NaN in both are "
                    "not compared" if shares_fixed_values(d.choices) else "the defaults")

@@ -19,8 +19,8 @@ largest). Each side's result is within about n * u * (the largest partial result
 of the real value. Which inputs feed an element is not known here, so S takes the larger of
 the results and S_n, which bounds every partial sum of a chain of n operations that each add
 one input (a sequential sum: the classic (n - 1) * u * sum |x_i| bound). A tree of depth n
-whose partial sums cancel can exceed it; K leaves room. The runner (`verifier.fuzz.runner`)
-gives n per example: the most float instructions (add sub mul fma mad div rcp sqrt ex2 ...
+whose partial sums cancel can exceed it; K leaves room. `verifier.fuzz.op_counting` gives n
+per example: the most float instructions (add sub mul fma mad div rcp sqrt ex2 ...
 cvt) one thread of either kernel executed, plus the float atomics of all threads (an atomic
 accumulator chains every thread's add), as the emulator counts them; `OpsContext` carries n,
 M and S_n.
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from semantics.errors import KeqError
-from verifier.spec import ParamSpec, is_float_type, type_bits
+from verifier.spec import PairSpec, ParamSpec, is_float_type, type_bits
 
 DEFAULT_SAFETY = 4
 DEFAULT_REAL_TOLERANCE = f"auto:{DEFAULT_SAFETY}"
@@ -98,6 +98,17 @@ def parse_tolerance(text: str) -> Tolerance:
     if not v >= 0 or v != v or v == float("inf"):
         raise KeqError(f"--tolerance {text!r}: the bound must be finite and >= 0")
     return Tolerance(kind, float(v))
+
+
+def resolve_tolerance(spec: PairSpec, text: str | None) -> Tolerance | None:
+    """The pair's tolerance: None for a bitexact pair (where a given one is an error), else
+    the given one or the default ``auto``."""
+    if spec.mode == "bitexact":
+        if text is not None:
+            raise KeqError(f"--tolerance {text}: {spec.name} is a bitexact pair (bit patterns "
+                           f"are compared); a tolerance applies to mode = \"real\" pairs only")
+        return None
+    return parse_tolerance(text if text is not None else DEFAULT_REAL_TOLERANCE)
 
 
 def _bits(a: np.ndarray, p: ParamSpec) -> np.ndarray:

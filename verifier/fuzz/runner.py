@@ -1,28 +1,16 @@
 """The differential runner both backends share: draw an example, run reference and candidate,
 compare under the pair's mode, and let hypothesis shrink any difference to a minimal example.
 
-A *difference* is any of:
-- an out/inout element that differs under the mode (bitexact: bit patterns; real: within the
-  tolerance, `compare.differing`);
-- a fault of the candidate (memory fault, barrier divergence, CUDA error) where the reference
-  ran clean;
-- a data race in the candidate (a "race" effect: both accesses are named).
-A fault or race in the *reference* is an error of the spec or the reference kernel:
-`ReferenceError_` (exit 3), reported with the shrunk example that shows it.
+What counts as a difference (an output that differs under the mode, a fault or a data race of
+the candidate) is `verifier.fuzz.differences`. A fault or race in the *reference* is an error
+of the spec or the reference kernel: `ReferenceError_` (exit 3), reported with the shrunk
+example that shows it.
 
 Real-mode floats are compared within a tolerance (`compare.differing`); the default one,
 ``auto:4``, is derived per example from n, the float operations on the path to an element,
-and S_n, the sum of the n largest input magnitudes (`compare.auto_bound`). n is counted while
-the kernels run on the emulator: every float instruction that rounds (add sub mul fma mad div
-rcp sqrt rsqrt ex2 lg2 sin cos tanh cvt, and their SASS forms) adds 1 to the lane that
-executed it, and n is the largest count of one thread over both kernels, plus every float
-atomic add of the launch (an accumulator in memory chains all threads' adds). Where the
-kernels run elsewhere (the GPU), each side is run once more on the emulator to count, once per
-distinct scalar values (the trip counts follow the scalars; the first example's buffers stand
-for the others). Where the emulator cannot run a side, n is counted statically: each float
-instruction once, times T per enclosing loop, T the largest integer scalar of the example or
-the block's thread count, whichever is larger (an upper bound, loose by orders of magnitude
-for loops).
+and S_n, the sum of the n largest input magnitudes (`compare.auto_bound`). How n is counted
+(per thread on the emulator, in a counting emulator run of its own for the GPU, or
+statically) is `verifier.fuzz.op_counting`.
 
 What the PTX ISA leaves open (never-written registers and memory, the order of contending
 atomics: `semantics.choices`) is resolved by a `Choices`. The reference always runs under the
@@ -39,7 +27,8 @@ A random fill also changes what the hardware fixes for both kernels alike (the N
 operation returns, a function of its inputs): under it the candidate is compared with the
 reference's run under the same choices, and an element NaN in both runs is no difference (a
 random function is not the hardware's, so payloads alone are no evidence). Only the emulator
-backend honours choices (`supports_choices`); the GPU makes its own.
+backend honours choices (`supports_choices`); the GPU makes its own. The helpers for all this
+are `verifier.fuzz.choice_variation`.
 
 Fuzzing is bounded testing, not a proof: a clean run says what was covered (examples, the
 scalar values tried, and the fraction of each kernel's basic blocks and branch directions that
@@ -48,11 +37,7 @@ ran), never "equivalent".
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 import time
-from dataclasses import dataclass, field
-from types import SimpleNamespace
 from typing import Any, Callable
 
 import numpy as np
@@ -61,96 +46,21 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from semantics.choices import Choices
 from semantics.errors import KeqError
 from verifier.emulate import choices_of
-from verifier.testing import alternatives as _alternatives, consulted as _consulted
 from verifier.fuzz.backends import Backend, SideRun
-from verifier.fuzz.compare import (DEFAULT_REAL_TOLERANCE, OpsContext, Tolerance, differing,
-                                   parse_tolerance)
+from verifier.fuzz.choice_variation import (alternatives, choices_key, consulted, example_seed,
+                                            open_reads, shares_fixed_values)
+from verifier.fuzz.compare import OpsContext, Tolerance, resolve_tolerance
+from verifier.fuzz.differences import compare_runs, races, reference_changes
+from verifier.fuzz.op_counting import OpsCounting, input_scale
+from verifier.fuzz.report import ROLES, Difference, FuzzReport, KernelCoverage, OpsStats
 from verifier.fuzz.strategies import from_spec
-from verifier.spec import PairSpec, draw_scalars, is_float_type
+from verifier.spec import PairSpec, draw_scalars
 
 DEFAULT_EXAMPLES = 100
-SHOWN_PER_BUFFER = 8
-ROLES = ("reference", "candidate")
 
 
 class ReferenceError_(KeqError):
     """The reference faulted or raced on an allowed input: the spec or the reference is wrong."""
-
-
-@dataclass
-class Mismatch:
-    param: str
-    count: int                          # differing elements
-    length: int
-    first: list[tuple[int, Any, Any]]   # (index, reference element, candidate element)
-
-
-@dataclass
-class Difference:
-    kind: str                           # "mismatch" | "fault" | "race"
-    summary: str
-    values: dict[str, Any]              # the inputs (every param by name, initial contents)
-    scalars: dict[str, Any]
-    reference: SideRun
-    candidate: SideRun
-    mismatches: list[Mismatch] = field(default_factory=list)
-    races: list[str] = field(default_factory=list)
-    approximations: list[str] = field(default_factory=list)
-    ops: OpsContext | None = None       # the n and M an auto tolerance used on this example
-    # The choices the candidate ran under in the run that shows the difference (the reference
-    # ran under the defaults, or under the same choices for a random fill:
-    # `shares_fixed_values`); None where the backend makes its own (the GPU)
-    choices: Choices | None = None
-
-
-@dataclass
-class KernelCoverage:
-    kernel: str
-    blocks_seen: int = 0
-    blocks_total: int = 0
-    branches_seen: int = 0
-    branches_total: int = 0
-    measured: bool = False
-
-
-@dataclass
-class FuzzReport:
-    spec: PairSpec
-    backend: str
-    mode: str
-    tolerance: Tolerance | None
-    seed: int
-    examples_requested: int
-    examples: int = 0                    # examples run before the first difference (or all)
-    shrink_runs: int = 0
-    seconds: float = 0.0                 # generation phase (examples) only
-    shrink_seconds: float = 0.0
-    stopped_by: str = "examples"         # examples | time budget | difference
-    difference: Difference | None = None
-    coverage: dict[str, KernelCoverage] = field(default_factory=dict)
-    scalar_values: dict[str, set] = field(default_factory=dict)
-    repro: str | None = None
-    ops: "OpsStats | None" = None       # with an auto tolerance: the n and M the examples had
-    # How the candidate's choices were set: the given ones (`fill`/`schedule`), or None with
-    # `varied` True (defaults, then others where the run read something open), or neither
-    # (a backend that makes its own)
-    choices: Choices | None = None
-    varied: bool = False
-    varied_examples: int = 0            # examples whose candidate ran under other choices too
-
-    @property
-    def examples_per_second(self) -> float:
-        return self.examples / self.seconds if self.seconds > 0 else 0.0
-
-
-@dataclass
-class OpsStats:
-    """How an auto tolerance's n was counted ("emulator" per thread, or "static"), and the
-    largest n per kernel, M and S_n over the examples that ran."""
-    how: dict[str, str] = field(default_factory=dict)          # role -> emulator | static
-    ops_max: dict[str, int] = field(default_factory=dict)      # role -> largest n
-    magnitude_max: float = 0.0
-    scale_max: float = 0.0
 
 
 class _Found(Exception):
@@ -163,457 +73,6 @@ class _RefBad(Exception):
     def __init__(self, message: str, values, scalars) -> None:
         super().__init__(message)
         self.message, self.values, self.scalars = message, values, scalars
-
-
-def resolve_tolerance(spec: PairSpec, text: str | None) -> Tolerance | None:
-    if spec.mode == "bitexact":
-        if text is not None:
-            raise KeqError(f"--tolerance {text}: {spec.name} is a bitexact pair (bit patterns "
-                           f"are compared); a tolerance applies to mode = \"real\" pairs only")
-        return None
-    return parse_tolerance(text if text is not None else DEFAULT_REAL_TOLERANCE)
-
-
-# ------------------------------------------------------------------ float operation counts
-
-# PTX opcodes that round when their type is a float type (min, max, abs, neg, setp, mov and
-# the shuffles are exact and not counted); atom/red .add on a float type chain threads.
-_PTX_ROUNDING = frozenset(("add", "sub", "mul", "fma", "mad", "div", "rcp", "sqrt", "rsqrt",
-                           "ex2", "lg2", "sin", "cos", "tanh", "cvt"))
-_SASS_ROUNDING = frozenset(("FADD", "FMUL", "FFMA", "FADD32I", "FMUL32I", "FFMA32I", "DADD",
-                            "DMUL", "DFMA", "HADD2", "HMUL2", "HFMA2", "HADD2_32I",
-                            "HMUL2_32I", "HFMA2_32I", "MUFU", "F2F", "I2F", "FRND", "DRND"))
-
-
-def float_op_kind(ins) -> str | None:
-    """"op" for an instruction that rounds a float result, "atomic" for a float atomic add,
-    None otherwise (PTX and SASS instructions)."""
-    form = getattr(ins, "form", None)
-    if form is None:
-        return None
-    op = form.opcode
-    mods = form.mods
-    if op.isupper():                                    # SASS
-        if op in ("RED", "ATOM", "ATOMS", "ATOMG", "REDG") and "ADD" in mods and \
-                any(m in ("F32", "F64", "F16x2", "F32.FTZ.RN", "BF16x2") for m in mods):
-            return "atomic"
-        return "op" if op in _SASS_ROUNDING else None
-    types = form.types
-    is_float = any(is_float_type(t.name.removesuffix("x2")) for t in types[:1])
-    if op in ("atom", "red"):
-        return "atomic" if "add" in mods and any(is_float_type(t.name.removesuffix("x2"))
-                                                  for t in types) else None
-    return "op" if op in _PTX_ROUNDING and is_float else None
-
-
-class _OpCounter:
-    """Per-lane counts of the float instructions a launch executed (see the module
-    docstring), filled by the wrapped semantic functions of `_counting_kernel`. Each executor
-    (one per batch of CTAs) gets its lane vector as an attribute; a callee's executor shares
-    its caller's."""
-
-    ATTR = "_keq_fuzz_float_ops"
-
-    def __init__(self) -> None:
-        self.arrays: list[np.ndarray] = []
-        self.atomics = 0
-
-    def reset(self) -> None:
-        self.arrays = []
-        self.atomics = 0
-
-    def ops(self) -> int:
-        top = max((int(a.max()) for a in self.arrays if a.size), default=0)
-        return top + self.atomics
-
-    def _lanes(self, x, m) -> np.ndarray | None:
-        root = x
-        while getattr(root, "caller", None) is not None:
-            root = root.caller
-        arr = getattr(root, self.ATTR, None)
-        if arr is None or arr.shape != m.shape:
-            arr = np.zeros(m.shape, dtype=np.int64)
-            self.arrays.append(arr)
-            try:
-                setattr(root, self.ATTR, arr)
-            except AttributeError:
-                return None
-        if root is not x:
-            try:
-                setattr(x, self.ATTR, arr)
-            except AttributeError:
-                pass
-        return arr
-
-    def wrap(self, fn: Callable, kind: str) -> Callable:
-        attr = self.ATTR
-        if kind == "atomic":
-            def counted(x):
-                m = x.mask
-                self.atomics += int(np.count_nonzero(m)) if isinstance(m, np.ndarray) else 1
-                return fn(x)
-            return counted
-
-        def counted(x):
-            m = x.mask
-            arr = getattr(x, attr, None)
-            if arr is None or arr.shape != getattr(m, "shape", None):
-                arr = self._lanes(x, m) if isinstance(m, np.ndarray) else None
-            if arr is not None:
-                arr += m
-            return fn(x)
-        return counted
-
-
-def _counting_kernel(k, counter: _OpCounter, done: dict | None = None):
-    """A copy of a prepared kernel (and its callees) whose float instructions count into
-    `counter`; None when it has no per-instruction semantics to wrap."""
-    done = {} if done is None else done
-    if id(k) in done:
-        return done[id(k)]
-    sems = getattr(k, "semantics", None)
-    instrs = getattr(k, "instrs", None)
-    if not dataclasses.is_dataclass(k) or sems is None or instrs is None or \
-            len(sems) != len(instrs):
-        return None
-    wrapped = list(sems)
-    for i, ins in enumerate(instrs):
-        kind = float_op_kind(ins)
-        if kind is not None:
-            wrapped[i] = counter.wrap(sems[i], kind)
-    new = dataclasses.replace(k, semantics=wrapped, callees={})
-    done[id(k)] = new
-    for name, c in getattr(k, "callees", {}).items():
-        cc = _counting_kernel(c, counter, done)
-        new.callees[name] = cc if cc is not None else c
-    return new
-
-
-def _loop_depths(cfg) -> list[int]:
-    """Per basic block, the number of natural loops that contain it."""
-    nb = len(cfg.blocks)
-    depth = [0] * nb
-    if not nb:
-        return depth
-    state = [0] * nb                          # 0 new, 1 on the DFS stack, 2 done
-    back: list[tuple[int, int]] = []
-    stack = [(0, iter(cfg.blocks[0].succs))]
-    state[0] = 1
-    while stack:
-        b, it = stack[-1]
-        nxt = next(it, None)
-        if nxt is None:
-            state[b] = 2
-            stack.pop()
-            continue
-        if nxt < 0:
-            continue
-        if state[nxt] == 1:
-            back.append((b, nxt))
-        elif state[nxt] == 0:
-            state[nxt] = 1
-            stack.append((nxt, iter(cfg.blocks[nxt].succs)))
-    bodies: dict[int, set[int]] = {}
-    for latch, head in back:
-        body = bodies.setdefault(head, {head})
-        work = [latch]
-        while work:
-            x = work.pop()
-            if x in body:
-                continue
-            body.add(x)
-            work.extend(cfg.preds[x])
-    for body in bodies.values():
-        for x in body:
-            depth[x] += 1
-    return depth
-
-
-@dataclass
-class _StaticOps:
-    """Float instructions of a kernel by loop depth: n = sum over depths d of count * T^d."""
-    by_depth: dict[int, int]
-    atomics_by_depth: dict[int, int]
-
-    def ops(self, trips: int, threads: int) -> int:
-        n = sum(c * trips ** d for d, c in self.by_depth.items())
-        return n + threads * sum(c * trips ** d for d, c in self.atomics_by_depth.items())
-
-
-def static_ops(k) -> _StaticOps | None:
-    cfg = getattr(k, "cfg", None)
-    instrs = getattr(k, "instrs", None)
-    if cfg is None or instrs is None:
-        return None
-    depths = _loop_depths(cfg)
-    ops: dict[int, int] = {}
-    atoms: dict[int, int] = {}
-    for b in cfg.blocks:
-        for ins in instrs[b.start:b.end]:
-            kind = float_op_kind(ins)
-            if kind is not None:
-                into = ops if kind == "op" else atoms
-                into[depths[b.index]] = into.get(depths[b.index], 0) + 1
-    for c in getattr(k, "callees", {}).values():          # a call counts its callee once
-        if c is not k:
-            sub = static_ops(c)
-            if sub is not None:
-                for d, n in sub.by_depth.items():
-                    ops[d] = ops.get(d, 0) + n
-                for d, n in sub.atomics_by_depth.items():
-                    atoms[d] = atoms.get(d, 0) + n
-    return _StaticOps(ops, atoms)
-
-
-def input_scale(spec: PairSpec, values: dict, n: int) -> tuple[float, float]:
-    """(M, S_n): the largest finite magnitude among the float in/inout buffers and float
-    scalars, and the sum of the n largest of those magnitudes."""
-    parts = []
-    for p in spec.params:
-        if not p.is_float or (p.is_buffer and p.access not in ("in", "inout")):
-            continue
-        v = values[p.name]
-        if p.type == "bf16":
-            a = (np.asarray(v, dtype=np.uint32).reshape(-1) << np.uint32(16)).view(np.float32)
-        else:
-            a = np.asarray(v).reshape(-1)
-        if a.size:
-            with np.errstate(invalid="ignore", over="ignore"):
-                a = np.abs(a.astype(np.float64))
-            parts.append(a[np.isfinite(a)])
-    mags = np.concatenate(parts) if parts else np.zeros(0)
-    if not mags.size:
-        return 0.0, 0.0
-    if n < mags.size:
-        top = np.partition(mags, mags.size - n)[mags.size - n:]
-    else:
-        top = mags
-    return float(mags.max()), float(top.sum())
-
-
-class _OpsCounting:
-    """n per example for both sides: counted on the emulator as the backend's runners run,
-    where they run a prepared kernel that can be wrapped (`prepared`: the emulator backend);
-    else on the emulator in a run of its own, once per distinct scalar values (the GPU
-    backend; loop trip counts follow the scalars); else statically."""
-
-    CACHE = 4096
-
-    def __init__(self, spec: PairSpec, runners: dict) -> None:
-        self.spec = spec
-        self.counters: dict[str, _OpCounter] = {}
-        self.replay: dict[str, tuple[Any, _OpCounter]] = {}
-        self.cache: dict[tuple, int] = {}
-        self.static: dict[str, _StaticOps | None] = {}
-        self.how: dict[str, str] = {}
-        for role in ROLES:
-            r = runners[role]
-            k = getattr(r, "prepared", None)
-            counter = _OpCounter()
-            ck = _counting_kernel(k, counter) if k is not None else None
-            if ck is not None:
-                try:
-                    r.prepared = ck
-                except (AttributeError, TypeError):
-                    ck = None
-            if ck is not None:
-                self.counters[role] = counter
-                self.how[role] = "emulator"
-                continue
-            if k is None:
-                try:
-                    from verifier.emulate import prepare_side
-                    k = prepare_side(self._side(role))
-                except Exception:                 # noqa: BLE001 - not for the emulator
-                    k = None
-            ck = _counting_kernel(k, counter) if k is not None else None
-            if ck is not None:
-                self.replay[role] = (ck, counter)
-                self.how[role] = "emulator replay"
-            self.static[role] = static_ops(k) if k is not None else None
-            self.how.setdefault(role, "static")
-
-    def _side(self, role: str):
-        return self.spec.reference if role == "reference" else self.spec.candidate
-
-    def before(self, role: str) -> None:
-        c = self.counters.get(role)
-        if c is not None:
-            c.reset()
-
-    def count(self, role: str, scalars: dict, values: dict | None = None) -> int:
-        c = self.counters.get(role)
-        if c is not None:
-            n = c.ops()
-            c.reset()
-            return max(1, n)
-        if role in self.replay and values is not None:
-            key = (role, tuple(sorted((k, repr(v)) for k, v in scalars.items())))
-            if key not in self.cache:
-                n = self._replay(role, values, scalars)
-                if n is None:
-                    del self.replay[role]
-                    self.how[role] = "static"
-                    return self._static(role, scalars)
-                if len(self.cache) > self.CACHE:
-                    self.cache.clear()
-                self.cache[key] = n
-            return self.cache[key]
-        return self._static(role, scalars)
-
-    def _replay(self, role: str, values: dict, scalars: dict) -> int | None:
-        from verifier.emulate import run_side
-        ck, counter = self.replay[role]
-        counter.reset()
-        try:
-            run_side(self._side(role), values, scalars, prepared=ck)
-        except KeqError:
-            pass                # a fault: what ran until then is counted
-        except Exception:       # noqa: BLE001 - the emulator cannot run it: count statically
-            return None
-        n = counter.ops()
-        counter.reset()
-        return max(1, n)
-
-    def _static(self, role: str, scalars: dict) -> int:
-        grid, block = self._side(role).launch(scalars)
-        threads = int(np.prod(block))
-        ints = [abs(int(v)) for k, v in scalars.items() if not self.spec.param(k).is_float]
-        trips = max([threads, 2] + ints)
-        st = self.static.get(role)
-        if st is None:
-            return max(1, trips)
-        return max(1, st.ops(trips, threads * int(np.prod(grid))))
-
-
-def _races(run: SideRun) -> list[str]:
-    return [f"{e.what} ({e.loc})" for e in run.effects if e.kind == "race"]
-
-
-def _approx(run: SideRun) -> list[str]:
-    return sorted({f"{e.what} at {e.loc}" for e in run.effects if e.kind == "approximation"})
-
-
-def _elem(p, a: np.ndarray, i: int):
-    return a[i].item() if a.dtype != np.float16 else float(a[i])
-
-
-def compare_runs(spec: PairSpec, values: dict, scalars: dict, ref: SideRun, cand: SideRun,
-                 tol: Tolerance | None, ctx: OpsContext | None = None,
-                 nan_payloads_free: bool = False) -> Difference | None:
-    """The difference between two clean-or-faulting side runs, or None (`ctx`: n, M and S_n
-    for an auto tolerance; `nan_payloads_free`: an element NaN in both runs is no
-    difference, as under a random fill, where the NaN an operation returns is a random
-    function of its inputs, one the hardware need not be)."""
-    approx = sorted(set(_approx(ref)) | set(_approx(cand)))
-    if cand.fault is not None:
-        return Difference("fault", f"the candidate faulted: {cand.fault.render()}", values,
-                          scalars, ref, cand, approximations=approx, ops=ctx)
-    mism = []
-    for p in spec.buffers:
-        if p.access not in ("out", "inout"):
-            continue
-        r, c = ref.final[p.name], cand.final[p.name]
-        idx = differing(p, r, c, spec.mode, tol, ctx)
-        if nan_payloads_free:
-            idx = idx[~_both_nan(p, r, c, idx)]
-        if idx.size:
-            first = [(int(i), _elem(p, r, int(i)), _elem(p, c, int(i)))
-                     for i in idx[:SHOWN_PER_BUFFER]]
-            mism.append(Mismatch(p.name, int(idx.size), int(r.size), first))
-    races = _races(cand)
-    if races:
-        extra = f"; outputs also differ in {', '.join(m.param for m in mism)}" if mism else ""
-        return Difference("race", f"the candidate has {len(races)} data race(s){extra}", values,
-                          scalars, ref, cand, mism, races, approx, ctx)
-    if mism:
-        m = mism[0]
-        return Difference("mismatch", f"{m.param} differs in {m.count} of {m.length} "
-                          f"element(s)", values, scalars, ref, cand, mism, [], approx, ctx)
-    return None
-
-
-def consulted(run: SideRun) -> bool:
-    """Did the run read what the ISA leaves open, so other choices may change it
-    (`verifier.testing.consulted`: effects of kind "uninitialized", "nondeterministic", ...)?"""
-    return _consulted(run.effects)
-
-
-def alternatives(base: Choices, seed: int, effects=()) -> list[Choices]:
-    """The other choices a varied run tries, `verifier.testing.alternatives`: every
-    never-written byte 0xa5, the reverse order, seeded random values and orders (and what
-    else that function adds for the run's `effects`)."""
-    return _alternatives(SimpleNamespace(choices=base), seed, effects)
-
-
-def _key(c: Choices) -> tuple:
-    return (c.fill, c.schedule, getattr(c, "layout", "packed"))
-
-
-def example_seed(seed_: int, values: dict) -> int:
-    """A seed derived from the fuzz seed and the example's contents (the same example gives
-    the same random choices, which shrinking needs)."""
-    h = hashlib.blake2b(str(seed_).encode(), digest_size=4)
-    for k in sorted(values):
-        v = values[k]
-        h.update(k.encode())
-        h.update(np.ascontiguousarray(v).tobytes() if isinstance(v, np.ndarray)
-                 else repr(v).encode())
-    return int.from_bytes(h.digest(), "little")
-
-
-def _open_reads(run: SideRun) -> str:
-    used = sorted({f"{e.what} at {e.loc}" for e in run.effects if _consulted((e,))})
-    return "; ".join(used[:2]) + (f"; and {len(used) - 2} more" if len(used) > 2 else "")
-
-
-def shares_fixed_values(c: Choices) -> bool:
-    """Whether `c` changes the values the hardware fixes as a function of an instruction's
-    inputs (the NaN an f32 add returns: `Choices.function`), which both kernels of a pair
-    share: only a random fill does. Under such choices the reference runs under them too."""
-    return c.fill.startswith("random:")
-
-
-def _both_nan(p, a: np.ndarray, b: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    if not p.is_float or not idx.size:
-        return np.zeros(idx.size, dtype=bool)
-    if p.type == "bf16":
-        x = (np.asarray(a, np.uint32)[idx] << np.uint32(16)).view(np.float32)
-        y = (np.asarray(b, np.uint32)[idx] << np.uint32(16)).view(np.float32)
-    else:
-        x, y = np.asarray(a)[idx], np.asarray(b)[idx]
-    return np.isnan(x) & np.isnan(y)
-
-
-def reference_changes(spec: PairSpec, ref: SideRun, again: SideRun,
-                      tol: Tolerance | None, ctx: OpsContext | None,
-                      nan_payloads_free: bool = False) -> str | None:
-    """How the reference's run under other choices differs from its default run (a fault,
-    an output under the mode), or None. `nan_payloads_free`: an element NaN in both runs
-    does not count (under a random fill the NaN an operation returns is another function
-    of its inputs, fixed by the hardware for both kernels alike, not a choice of the run)."""
-    if again.fault is not None:
-        return f"it faults ({again.fault.render()})"
-    for p in spec.buffers:
-        if p.access not in ("out", "inout"):
-            continue
-        idx = differing(p, ref.final[p.name], again.final[p.name], spec.mode, tol, ctx)
-        if nan_payloads_free:
-            idx = idx[~_both_nan(p, ref.final[p.name], again.final[p.name], idx)]
-        if idx.size:
-            i = int(idx[0])
-            return (f"{p.name}[{i}] is {_shown(p, again.final[p.name], i)} instead of "
-                    f"{_shown(p, ref.final[p.name], i)} ({idx.size} element(s) differ)")
-    return None
-
-
-def _shown(p, a: np.ndarray, i: int) -> str:
-    bits = np.ascontiguousarray(a).view(np.dtype(f"<u{a.dtype.itemsize}"))[i]
-    return f"{_elem(p, a, i)} (0x{int(bits):0{2 * a.dtype.itemsize}x})"
-
-
-def _fmt_scalars(scalars: dict) -> str:
-    return ", ".join(f"{k}={v}" for k, v in scalars.items())
 
 
 def fuzz(spec: PairSpec, backend: Backend, *, examples: int = DEFAULT_EXAMPLES,
@@ -639,174 +98,285 @@ def fuzz(spec: PairSpec, backend: Backend, *, examples: int = DEFAULT_EXAMPLES,
             given_choices = Choices(fill or "zero", schedule or "lane", {}, base.target)
         except ValueError as e:
             raise KeqError(str(e)) from None
-    runners = backend.prepare(spec)
-    honours = all(getattr(runners[r], "supports_choices", False) for r in ROLES)
-    if given_choices is not None and not honours:
-        raise KeqError(f"--fill/--schedule: the {getattr(backend, 'name', 'given')} backend "
-                       f"runs the kernels where the hardware makes these choices itself; "
-                       f"they apply to the emulator backend")
-    strategy = from_spec(spec, finite=finite, fixed=fixed)
-    rep = FuzzReport(spec, backend.describe(), spec.mode, tol, seed_, examples)
-    rep.choices = given_choices
-    rep.varied = given_choices is None and honours
-    cand_choices = given_choices if given_choices is not None else base
+    campaign = _Campaign(spec, backend, base, given_choices, tol, examples=examples,
+                         seed_=seed_, finite=finite, fixed=fixed, progress=progress)
+    return campaign.run(time_budget)
 
-    def run_as(role: str, values: dict, scalars: dict, choices: Choices) -> SideRun:
-        if honours:
-            return runners[role].run(values, scalars, choices)
-        return runners[role].run(values, scalars)
 
-    def reference_depends(values, scalars, ref, again: SideRun, choices: Choices, ctx) -> None:
-        how = reference_changes(spec, ref, again, tol, ctx, shares_fixed_values(choices))
-        if how is not None:
-            raise _RefBad(f"the reference's outputs depend on what the PTX ISA leaves open "
-                          f"(its run met {_open_reads(ref)}): under {choices.describe()} "
-                          f"{how}, unlike its run under the defaults ({base.describe()}); "
-                          f"the claim is about a deterministic reference: fix the reference "
-                          f"or the spec", values, scalars)
-    rep.coverage = {r: KernelCoverage(runners[r].kernel) for r in ROLES}
-    counting = _OpsCounting(spec, runners) if tol is not None and tol.derived else None
-    if counting is not None:
-        rep.ops = OpsStats(dict(counting.how), {r: 0 for r in ROLES})
-    rep.scalar_values = {p.name: set() for p in spec.scalars}
-    cov_union: dict[str, Any] = {}
-    state = {"calls": 0, "shrink_calls": 0, "found": False, "t0": time.perf_counter(), "t_found": None,
-             "last_progress": 0.0}
+class _Campaign:
+    """One fuzz run of a pair: the backend's runners, the choices the candidate runs under,
+    the operation counting of an auto tolerance, the counters of examples and shrink runs, and
+    the report they fill. `one` runs one example (hypothesis calls it, while generating and
+    while shrinking); `run` drives hypothesis and returns the report."""
 
-    def one(values: dict) -> None:
-        scalars = {p.name: values[p.name] for p in spec.scalars}
-        if not state["found"]:
-            state["calls"] += 1
-            for k, v in scalars.items():
-                rep.scalar_values[k].add(v)
-        else:
-            state["shrink_calls"] += 1
-        if counting is not None:
-            counting.before("reference")
-        ref = run_as("reference", values, scalars, base)
-        if ref.fault is not None:
-            raise _RefBad(f"the reference faulted on an input the spec allows: "
-                          f"{ref.fault.render()}", values, scalars)
-        rr = _races(ref)
-        if rr:
-            raise _RefBad(f"the reference has a data race on an input the spec allows: {rr[0]}",
-                          values, scalars)
-        ctx = None
-        if counting is not None:
-            n_ref = counting.count("reference", scalars, values)
-            counting.before("candidate")
-        cand = run_as("candidate", values, scalars, cand_choices)
-        if counting is not None:
-            n_cand = counting.count("candidate", scalars, values)
-            n = max(n_ref, n_cand)
-            ctx = OpsContext(n, *input_scale(spec, values, n))
-            if not state["found"]:
-                rep.ops.ops_max["reference"] = max(rep.ops.ops_max["reference"], n_ref)
-                rep.ops.ops_max["candidate"] = max(rep.ops.ops_max["candidate"], n_cand)
-                rep.ops.magnitude_max = max(rep.ops.magnitude_max, ctx.magnitude)
-                rep.ops.scale_max = max(rep.ops.scale_max, ctx.scale or 0.0)
-        for role, run in (("reference", ref), ("candidate", cand)):
-            if run.coverage is not None:
-                prev = cov_union.get(role)
-                cov_union[role] = run.coverage if prev is None else _merge(prev, run.coverage)
-        refs: dict[tuple, SideRun] = {}
+    def __init__(self, spec: PairSpec, backend: Backend, base: Choices,
+                 given_choices: Choices | None, tol: Tolerance | None, *, examples: int,
+                 seed_: int, finite: bool, fixed: dict | None,
+                 progress: Callable[[int, int, float], None] | None) -> None:
+        self.spec, self.base, self.given, self.tol = spec, base, given_choices, tol
+        self.examples, self.seed, self.progress = examples, seed_, progress
+        self.runners = backend.prepare(spec)
+        self.honours = all(getattr(self.runners[r], "supports_choices", False) for r in ROLES)
+        if given_choices is not None and not self.honours:
+            raise KeqError(f"--fill/--schedule: the {getattr(backend, 'name', 'given')} "
+                           f"backend runs the kernels where the hardware makes these choices "
+                           f"itself; they apply to the emulator backend")
+        self.strategy = from_spec(spec, finite=finite, fixed=fixed)
+        rep = self.report = FuzzReport(spec, backend.describe(), spec.mode, tol, seed_, examples)
+        rep.choices = given_choices
+        rep.varied = given_choices is None and self.honours
+        self.cand_choices = given_choices if given_choices is not None else base
+        rep.coverage = {r: KernelCoverage(self.runners[r].kernel) for r in ROLES}
+        self.counting = OpsCounting(spec, self.runners) if tol is not None and tol.derived \
+            else None
+        if self.counting is not None:
+            rep.ops = OpsStats(dict(self.counting.how), {r: 0 for r in ROLES})
+        rep.scalar_values = {p.name: set() for p in spec.scalars}
+        self.coverage_union: dict[str, Any] = {}
+        self.calls = 0                  # examples run while generating
+        self.shrink_calls = 0           # runs while shrinking a difference
+        self.found = False
+        self.found_at = 0
+        self.t0 = time.perf_counter()
+        self.t_found = 0.0
+        self.last_progress = 0.0
 
-        def ref_under(c: Choices) -> SideRun:
-            """The reference's run to compare a candidate run under `c` with: its default
-            run, or its run under `c` where `c` changes what both kernels share."""
-            if not shares_fixed_values(c):
-                return ref
-            key = _key(c)
-            if key not in refs:
-                refs[key] = run_as("reference", values, scalars, c)
-                if refs[key].fault is not None:
-                    raise _RefBad(f"the reference faulted under {c.describe()}: "
-                                  f"{refs[key].fault.render()}", values, scalars)
-            return refs[key]
+    # -- driving hypothesis ------------------------------------------------------------------
 
-        if consulted(ref):
-            others = [given_choices] if given_choices is not None else \
-                alternatives(base, example_seed(seed_, values), ref.effects) \
-                if rep.varied else []
-            for c in others:
-                if c != base:
-                    if _key(c) not in refs:
-                        refs[_key(c)] = run_as("reference", values, scalars, c)
-                    again = refs[_key(c)]
-                    reference_depends(values, scalars, ref, again, c, ctx)
-        diff = compare_runs(spec, values, scalars, ref_under(cand_choices), cand, tol, ctx,
-                            shares_fixed_values(cand_choices))
-        if diff is not None and honours:
-            diff.choices = cand_choices
-        if diff is None and rep.varied and consulted(cand):
-            if not state["found"]:
-                rep.varied_examples += 1
-            for alt in alternatives(base, example_seed(seed_, values), cand.effects):
-                diff = compare_runs(spec, values, scalars, ref_under(alt),
-                                    run_as("candidate", values, scalars, alt), tol, ctx,
-                                    shares_fixed_values(alt))
-                if diff is not None:
-                    diff.choices = alt
-                    break
-        if progress is not None and not state["found"]:
-            now = time.perf_counter()
-            if now - state["last_progress"] > 0.2:
-                state["last_progress"] = now
-                progress(state["calls"], examples, now - state["t0"])
-        if diff is not None:
-            if not state["found"]:
-                state["found"] = True
-                state["t_found"] = time.perf_counter()
-                state["found_at"] = state["calls"]
-            raise _Found(diff)
+    def run(self, time_budget: float | None) -> FuzzReport:
+        found: Difference | None = None
+        try:
+            self._drive(time_budget)
+        except _Found as e:
+            found = e.diff
+        except _RefBad as e:
+            raise ReferenceError_(f"{self.spec.name}: {e.message}\n  given (shrunk): "
+                                  f"{_fmt_scalars(e.scalars)}") from None
+        return self._finish(found, time.perf_counter())
 
-    def hypothesis_run(n: int, s: int) -> None:
+    def _drive(self, time_budget: float | None) -> None:
+        """All examples in one hypothesis run; with a time budget, in chunks of at most 25
+        (each with a seed of its own) until the examples or the budget run out."""
+        if time_budget is None:
+            self._hypothesis_run(self.examples, self.seed)
+            return
+        chunk, i = max(1, min(25, self.examples)), 0
+        while self.calls < self.examples:
+            if time.perf_counter() - self.t0 >= time_budget:
+                self.report.stopped_by = "time budget"
+                break
+            self._hypothesis_run(min(chunk, self.examples - self.calls),
+                                 self.seed * 1_000_003 + i)
+            i += 1
+
+    def _hypothesis_run(self, n: int, s: int) -> None:
         @settings(max_examples=n, database=None, deadline=None, derandomize=False,
                   phases=(Phase.explicit, Phase.generate, Phase.shrink),
                   verbosity=Verbosity.quiet, report_multiple_bugs=False,
                   suppress_health_check=list(HealthCheck), print_blob=False)
         @seed(s)
-        @given(strategy)
+        @given(self.strategy)
         def prop(values):
-            one(values)
+            self.one(values)
         prop()
 
-    found: Difference | None = None
-    try:
-        if time_budget is None:
-            hypothesis_run(examples, seed_)
+    def _finish(self, found: Difference | None, end: float) -> FuzzReport:
+        rep = self.report
+        if found is not None:
+            rep.difference = found
+            rep.stopped_by = "difference"
+            rep.examples = self.found_at
+            rep.seconds = self.t_found - self.t0
+            rep.shrink_seconds = end - self.t_found
+            rep.shrink_runs = self.shrink_calls
         else:
-            chunk, i = max(1, min(25, examples)), 0
-            while state["calls"] < examples:
-                if time.perf_counter() - state["t0"] >= time_budget:
-                    rep.stopped_by = "time budget"
+            rep.examples = self.calls
+            rep.seconds = end - self.t0
+        for role in ROLES:
+            kc = rep.coverage[role]
+            c = self.coverage_union.get(role)
+            if c is not None:
+                kc.measured = True
+                kc.blocks_seen, kc.blocks_total = len(c.blocks_seen), c.blocks_total
+                kc.branches_seen, kc.branches_total = len(c.branches_seen), c.branches_total
+        return rep
+
+    # -- one example ---------------------------------------------------------------------------
+
+    def one(self, values: dict) -> None:
+        """Run one example; raise `_Found` with the difference, or `_RefBad`."""
+        scalars = self._tally(values)
+        ref, n_ref = self._run_reference(values, scalars)
+        cand, n_cand = self._run_candidate(values, scalars)
+        ctx = self._ops_context(values, n_ref, n_cand)
+        self._merge_coverage(ref, cand)
+        refs = _ReferenceRuns(self, values, scalars, ref)
+        self._check_reference(refs, ctx)
+        diff = self._difference(refs, cand, ctx)
+        self._show_progress()
+        if diff is not None:
+            if not self.found:
+                self.found = True
+                self.t_found = time.perf_counter()
+                self.found_at = self.calls
+            raise _Found(diff)
+
+    def run_as(self, role: str, values: dict, scalars: dict, choices: Choices) -> SideRun:
+        if self.honours:
+            return self.runners[role].run(values, scalars, choices)
+        return self.runners[role].run(values, scalars)
+
+    def _tally(self, values: dict) -> dict:
+        """The example's scalars; counts the run (an example, or a shrink run after a
+        difference was found) and the scalar values tried."""
+        scalars = {p.name: values[p.name] for p in self.spec.scalars}
+        if not self.found:
+            self.calls += 1
+            for k, v in scalars.items():
+                self.report.scalar_values[k].add(v)
+        else:
+            self.shrink_calls += 1
+        return scalars
+
+    def _run_reference(self, values: dict, scalars: dict) -> tuple[SideRun, int | None]:
+        """The reference's run under the defaults (`_RefBad` where it faults or races), and
+        its n where the tolerance is derived."""
+        if self.counting is not None:
+            self.counting.before("reference")
+        ref = self.run_as("reference", values, scalars, self.base)
+        if ref.fault is not None:
+            raise _RefBad(f"the reference faulted on an input the spec allows: "
+                          f"{ref.fault.render()}", values, scalars)
+        rr = races(ref)
+        if rr:
+            raise _RefBad(f"the reference has a data race on an input the spec allows: {rr[0]}",
+                          values, scalars)
+        return ref, self._count("reference", scalars, values)
+
+    def _run_candidate(self, values: dict, scalars: dict) -> tuple[SideRun, int | None]:
+        if self.counting is not None:
+            self.counting.before("candidate")
+        cand = self.run_as("candidate", values, scalars, self.cand_choices)
+        return cand, self._count("candidate", scalars, values)
+
+    def _count(self, role: str, scalars: dict, values: dict) -> int | None:
+        return None if self.counting is None else self.counting.count(role, scalars, values)
+
+    def _ops_context(self, values: dict, n_ref: int | None,
+                     n_cand: int | None) -> OpsContext | None:
+        """n, M and S_n of the example for an auto tolerance (None for any other), added to
+        the report's statistics while generating."""
+        if self.counting is None:
+            return None
+        n = max(n_ref, n_cand)
+        ctx = OpsContext(n, *input_scale(self.spec, values, n))
+        if not self.found:
+            ops = self.report.ops
+            ops.ops_max["reference"] = max(ops.ops_max["reference"], n_ref)
+            ops.ops_max["candidate"] = max(ops.ops_max["candidate"], n_cand)
+            ops.magnitude_max = max(ops.magnitude_max, ctx.magnitude)
+            ops.scale_max = max(ops.scale_max, ctx.scale or 0.0)
+        return ctx
+
+    def _merge_coverage(self, ref: SideRun, cand: SideRun) -> None:
+        for role, run in (("reference", ref), ("candidate", cand)):
+            if run.coverage is not None:
+                prev = self.coverage_union.get(role)
+                self.coverage_union[role] = run.coverage if prev is None \
+                    else _merge(prev, run.coverage)
+
+    def _check_reference(self, refs: _ReferenceRuns, ctx: OpsContext | None) -> None:
+        """Where the reference's run read something open, run it under the candidate's
+        other choices too (the given ones, or every alternative when varied): `_RefBad` if
+        its outputs change."""
+        if not consulted(refs.default):
+            return
+        if self.given is not None:
+            others = [self.given]
+        elif self.report.varied:
+            others = alternatives(self.base, example_seed(self.seed, refs.values),
+                                  refs.default.effects)
+        else:
+            others = []
+        for c in others:
+            if c != self.base:
+                self._reference_depends(refs, refs.under(c), c, ctx)
+
+    def _reference_depends(self, refs: _ReferenceRuns, again: SideRun, choices: Choices,
+                           ctx: OpsContext | None) -> None:
+        how = reference_changes(self.spec, refs.default, again, self.tol, ctx,
+                                shares_fixed_values(choices))
+        if how is not None:
+            raise _RefBad(f"the reference's outputs depend on what the PTX ISA leaves open "
+                          f"(its run met {open_reads(refs.default)}): under "
+                          f"{choices.describe()} {how}, unlike its run under the defaults "
+                          f"({self.base.describe()}); the claim is about a deterministic "
+                          f"reference: fix the reference or the spec", refs.values, refs.scalars)
+
+    def _difference(self, refs: _ReferenceRuns, cand: SideRun,
+                    ctx: OpsContext | None) -> Difference | None:
+        """The difference of the candidate's run from the reference's, or, where none and
+        the choices are varied and the candidate read something open, of its first run under
+        other choices that shows one."""
+        diff = compare_runs(self.spec, refs.values, refs.scalars,
+                            refs.to_compare_with(self.cand_choices), cand, self.tol, ctx,
+                            shares_fixed_values(self.cand_choices))
+        if diff is not None and self.honours:
+            diff.choices = self.cand_choices
+        if diff is None and self.report.varied and consulted(cand):
+            if not self.found:
+                self.report.varied_examples += 1
+            seed_ = example_seed(self.seed, refs.values)
+            for alt in alternatives(self.base, seed_, cand.effects):
+                diff = compare_runs(self.spec, refs.values, refs.scalars,
+                                    refs.to_compare_with(alt),
+                                    self.run_as("candidate", refs.values, refs.scalars, alt),
+                                    self.tol, ctx, shares_fixed_values(alt))
+                if diff is not None:
+                    diff.choices = alt
                     break
-                hypothesis_run(min(chunk, examples - state["calls"]), seed_ * 1_000_003 + i)
-                i += 1
-    except _Found as e:
-        found = e.diff
-    except _RefBad as e:
-        raise ReferenceError_(f"{spec.name}: {e.message}\n  given (shrunk): "
-                              f"{_fmt_scalars(e.scalars)}") from None
-    end = time.perf_counter()
-    if found is not None:
-        rep.difference = found
-        rep.stopped_by = "difference"
-        rep.examples = state["found_at"]
-        rep.seconds = state["t_found"] - state["t0"]
-        rep.shrink_seconds = end - state["t_found"]
-        rep.shrink_runs = state["shrink_calls"]
-    else:
-        rep.examples = state["calls"]
-        rep.seconds = end - state["t0"]
-    for role in ROLES:
-        kc = rep.coverage[role]
-        c = cov_union.get(role)
-        if c is not None:
-            kc.measured = True
-            kc.blocks_seen, kc.blocks_total = len(c.blocks_seen), c.blocks_total
-            kc.branches_seen, kc.branches_total = len(c.branches_seen), c.branches_total
-    return rep
+        return diff
+
+    def _show_progress(self) -> None:
+        if self.progress is not None and not self.found:
+            now = time.perf_counter()
+            if now - self.last_progress > 0.2:
+                self.last_progress = now
+                self.progress(self.calls, self.examples, now - self.t0)
+
+
+class _ReferenceRuns:
+    """The reference's runs on one example: `default`, its run under the defaults, and its
+    runs under other choices, each made once."""
+
+    def __init__(self, campaign: _Campaign, values: dict, scalars: dict,
+                 default: SideRun) -> None:
+        self.campaign, self.values, self.scalars, self.default = \
+            campaign, values, scalars, default
+        self.runs: dict[tuple, SideRun] = {}
+
+    def under(self, c: Choices) -> SideRun:
+        key = choices_key(c)
+        if key not in self.runs:
+            self.runs[key] = self.campaign.run_as("reference", self.values, self.scalars, c)
+        return self.runs[key]
+
+    def to_compare_with(self, c: Choices) -> SideRun:
+        """The reference's run to compare a candidate run under `c` with: its default
+        run, or its run under `c` where `c` changes what both kernels share."""
+        if not shares_fixed_values(c):
+            return self.default
+        key = choices_key(c)
+        if key not in self.runs:
+            run = self.under(c)
+            if run.fault is not None:
+                raise _RefBad(f"the reference faulted under {c.describe()}: "
+                              f"{run.fault.render()}", self.values, self.scalars)
+        return self.runs[key]
+
+
+def _fmt_scalars(scalars: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in scalars.items())
 
 
 def _merge(a, b):
