@@ -39,6 +39,11 @@ class TermMemo(Generic[V]):
         self._values[key] = value
         return value
 
+    def clear(self) -> None:
+        """Forget every entry and let its term go."""
+        self._values.clear()
+        self._terms.clear()
+
 
 def subterms(*terms, stop: Callable[[Any], bool] | None = None) -> Iterator:
     """Each distinct subterm of `terms` once, parents before children (a DAG walk); the
