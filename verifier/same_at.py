@@ -324,7 +324,7 @@ class SameAt:
         """Is `raw` the canonical NaN's bits (of its width)? Asked of every selection's first
         branch; the few constants there recur, so by address."""
         ref = self.ref
-        hit = self.nan_constants.get(raw)
+        hit = self.nan_constants.by_key(raw.value)       # (`raw_key`: asked of every If)
         if hit is None:
             hit = False
             if _R.ast_kind(ref, raw) == z3.Z3_NUMERAL_AST:
@@ -374,7 +374,7 @@ class SameAt:
     def _zero(self, raw) -> int:
         """The shapes where a float, or the bits of one, is certainly +0 or -0: a constant, a
         value of the shape alone, or a selection on the shape between such terms."""
-        hit = self.zeros.get(raw)
+        hit = self.zeros.by_key(raw.value)               # (`raw_key`)
         if hit is not None:
             return hit
         kind, vals, _, _, args, cond, raw = self._node(raw)

@@ -125,10 +125,10 @@ class RawTermMemo(Generic[V]):
         return self._values.get(ast.value, default)
 
     def put(self, ast, value: V) -> V:
-        key = ast.value
-        if key not in self._values:
-            self._pins.add(ast)
-        self._values[key] = value
+        values = self._values
+        if ast.value not in values:
+            _PUSH(_REF, self._pins._vector, ast)     # (`Pins.add`, inlined: once per key)
+        values[ast.value] = value
         return value
 
     def values(self) -> Iterable[V]:
