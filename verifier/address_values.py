@@ -22,6 +22,7 @@ import z3
 
 from semantics.domains import z3raw
 from verifier.term_eval import NotEvaluable, evaluate
+from verifier.terms import TermMemo
 
 DATA_BITS = 16              # free input bits an offset may depend on (65536 combinations)
 POINT_LIMIT = 1 << 20       # shapes x input combinations evaluated for one offset
@@ -149,31 +150,30 @@ def _tests(var, vals: np.ndarray, out: set[int]) -> dict[int, Any]:
 
 
 _NUMERALS: dict[tuple[int, int], Any] = {}
-_EQUALITIES: dict[int, tuple[Any, dict[int, Any]]] = {}
-_EVERY: dict[int, tuple[Any, list]] = {}
+_EQUALITIES: TermMemo[dict[int, Any]] = TermMemo()
+_EVERY: TermMemo[list] = TermMemo()
 
 
 def _every_equality(var, n: int) -> list:
     """[`var == v` for v in range(n)], the terms `_equalities` builds, kept per `var` (the
     second kernel to read an input byte finds its 256 tests in one lookup)."""
-    hit = _EVERY.get(var.get_id())
-    if hit is None or not hit[0].eq(var) or len(hit[1]) != n:
+    hit = _EVERY.get(var)
+    if hit is None or len(hit) != n:
         if len(_EVERY) > 1 << 16:
             _EVERY.clear()
         equal = _equalities(var)
-        hit = _EVERY[var.get_id()] = (var, [equal(v) for v in range(n)])
-    return hit[1]
+        hit = _EVERY.put(var, [equal(v) for v in range(n)])
+    return hit
 
 
 def _equalities(var):
     """v -> the term `var == v`, one term per (var, v) however many offsets read `var` (two
     kernels reading one input element build the test once)."""
-    hit = _EQUALITIES.get(var.get_id())
-    if hit is None or not hit[0].eq(var):
+    made = _EQUALITIES.get(var)
+    if made is None:
         if len(_EQUALITIES) > 1 << 16:
             _EQUALITIES.clear()
-        hit = _EQUALITIES[var.get_id()] = (var, {})      # keeps var (and so its id) alive
-    _, made = hit
+        made = _EQUALITIES.put(var, {})
     w = var.size()
 
     def equal(v: int):

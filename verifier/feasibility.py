@@ -18,11 +18,12 @@ import z3
 from semantics.domains import z3raw
 from semantics.machine.pending_sums import SumParts
 from verifier.address_values import offset_values
-from verifier.guarded_sums import same_sums
+from verifier.guarded_sums import SumsMemo, same_sums
 from verifier.outputs import concrete_value
 from verifier.shape_plan import ShapePlan
 from verifier.shape_space import ShapeOnly, ShapeSpace, ShapeValues
 from verifier.symbolic_cta import CtaAxes
+from verifier.terms import Pins, RawTermMemo, TermMemo, raw_key
 
 RESOLVE_LIMIT = 4096             # values one symbolic address may take
 
@@ -61,16 +62,17 @@ class Feasibility:
         self.solver = z3.Solver()
         self.solver.set("timeout", int(timeout_s * 1000))
         self.solver.add(*constraints)
-        # Memos keyed by z3 term id. z3 reuses the id of a freed term, so every memo also
-        # keeps its terms alive (`pinned`) for as long as the memo lives.
-        self.memo: dict[int, bool] = {}
-        self.settle_memo: dict[int, bool | None] = {}
-        self.sums_memo: dict[int, np.ndarray | None] = {}
-        self.select_memo: dict[int, tuple[int, ...]] = {}    # see `_selections`
+        # Memos shared by every call (`verifier.terms`: each keeps its terms alive).
+        self.memo: TermMemo[bool] = TermMemo()
+        self.settle_memo: TermMemo[bool | None] = TermMemo()
+        self.sums_memo = SumsMemo()
+        self.select_memo: RawTermMemo[tuple[int, ...]] = RawTermMemo()   # see `_selections`
         # sums as the symbolic ports built them (`pending_sums`), for `same_sums`
         self.sums: dict[int, SumParts] = {}
-        self.select_conds: dict[int, Any] = {}              # condition id -> raw AST
-        self.pinned: list = []
+        self.select_conds: RawTermMemo[Any] = RawTermMemo()   # condition -> its raw AST
+        # Terms a caller wants kept as long as this object (`verifier.shapes` hands
+        # `pinned.append` to the indexed comparison); none of the memos here needs it.
+        self.pinned = Pins()
 
     def shape_at(self, point: int) -> dict[str, int]:
         """The launch shape of a point of the evaluation (an index into `space`)."""
@@ -88,10 +90,8 @@ class Feasibility:
     def possible(self, cond) -> bool:
         if isinstance(cond, (bool, np.bool_)):
             return bool(cond)
-        key = cond.get_id()
-        hit = self.memo.get(key)
+        hit = self.memo.get(cond)
         if hit is None:
-            self.pinned.append(cond)
             grouped = self.values.grouped(cond)
             if grouped is not None:
                 hit = grouped.possible
@@ -100,7 +100,7 @@ class Feasibility:
                 self.solver.add(cond)
                 hit = self.solver.check() != z3.unsat        # unknown keeps the lane: sound
                 self.solver.pop()
-            self.memo[key] = hit
+            self.memo.put(cond, hit)
         return hit
 
     def certain(self, cond) -> bool:
@@ -123,15 +123,13 @@ class Feasibility:
             if isinstance(m, (bool, np.bool_)):
                 out.append(m)
                 continue
-            key = m.get_id()
-            hit = memo.get(key, _UNSEEN)
+            hit = memo.get(m, _UNSEEN)
             if hit is _UNSEEN:
                 grouped = self.values.grouped(m)
                 hit = None if grouped is None else \
                     (True if self.values.everywhere(m) else
                      False if not grouped.possible else None)
-                memo[key] = hit
-                self.pinned.append(m)
+                memo.put(m, hit)
             out.append(m if hit is None else hit)
         return out
 
@@ -178,26 +176,23 @@ class Feasibility:
         return None, rest
 
     def leaves(self, t) -> np.ndarray | None:
-        """Per shape, the id of the term `t` selects: selections (`If`) on shape-only
+        """Per shape, the term `t` selects (its `raw_key`): selections (`If`) on shape-only
         conditions are resolved at every shape; anything else is a leaf. None when `t` is
         concrete."""
         if isinstance(t, (int, np.integer)):
             return None
-        # (the memos of `values` key by id: the term keeps its subterms, and so ids, alive)
-        self.pinned.append(t)
-        out = self._leaves(t.as_ast(), {}, self.values.ctx)
+        out = self._leaves(t.as_ast(), RawTermMemo(), self.values.ctx)
         return np.full(self.count, out, dtype=np.int64) if isinstance(out, int) else out
 
-    def _leaves(self, e, memo: dict, ctx) -> np.ndarray | int:
-        """`leaves` of the raw AST `e`: a leaf is its id, a selection an array over shapes.
-        (A method, not a recursive closure: that would be a reference cycle holding the memo
-        and this object until Python's next full collection.)"""
+    def _leaves(self, e, memo: RawTermMemo, ctx) -> np.ndarray | int:
+        """`leaves` of the raw AST `e`: a leaf is its `raw_key`, a selection an array over
+        shapes. (A method, not a recursive closure: that would be a reference cycle holding
+        the memo and this object until Python's next full collection.)"""
         R = z3raw.read
-        key = R.ast_id(ctx, e)
-        hit = memo.get(key)
+        hit = memo.get(e)
         if hit is not None:
             return hit
-        out = key
+        out = raw_key(e)
         if R.ast_kind(ctx, e) == z3.Z3_APP_AST and \
                 R.decl_kind(ctx, R.app_decl(ctx, e)) == z3.Z3_OP_ITE:
             c = R.app_arg(ctx, e, 0)
@@ -207,8 +202,7 @@ class Feasibility:
                     then = self._leaves(R.app_arg(ctx, e, 1), memo, ctx)
                     other = self._leaves(R.app_arg(ctx, e, 2), memo, ctx)
                     out = np.where(self.space.full(v), then, other)
-        memo[key] = out
-        return out
+        return memo.put(e, out)
 
     def same_everywhere(self, a, b, live) -> bool:
         """Do `a` and `b` select the same term at every shape where the element exists?
@@ -227,7 +221,6 @@ class Feasibility:
         where = np.ones(self.count, bool) if live is True else self.at_shapes(live)
         if where is None:
             return False
-        self.pinned.extend(t for t in (a, b) if z3.is_expr(t))   # the memos key by subterm id
         return same_sums(a, b, where, self.at_shapes, self.count, self.sums_memo,
                          self.shape_only_ast, self.sums)
 
@@ -239,13 +232,12 @@ class Feasibility:
         differ, as (condition, reference term, candidate term) — [] proves the element;
         None when the terms contain no shape-only selection."""
         terms = [t for t in (a, b) if not isinstance(t, (int, np.integer))]
-        self.pinned.extend(terms)            # `select_memo` keys by their subterms' ids
         ctx = z3.main_ctx()
         # (b's selections first, then a's: the order the conditions are listed in)
         ids = dict.fromkeys(c for t in reversed(terms) for c in self._selections(t.as_ast()))
         if not ids:
             return None
-        cs = [z3.z3._to_expr_ref(self.select_conds[c], ctx) for c in ids]
+        cs = [z3.z3._to_expr_ref(self.select_conds.by_key(c), ctx) for c in ids]
         rows = [self.at_shapes(c) for c in cs]
         where = np.ones(self.count, bool) if live is True else self.at_shapes(live)
         if where is None or any(r is None for r in rows):
@@ -263,40 +255,42 @@ class Feasibility:
         return out
 
     def _selections(self, root) -> tuple[int, ...]:
-        """The ids of the shape-only conditions of the selections (`If(c, x, y)`) in the raw
-        term `root` (kept alive by the caller), in the order of a depth-first walk that visits
+        """The keys (`raw_key`) of the shape-only conditions of the selections (`If(c, x, y)`)
+        in the raw term `root`, in the order of a depth-first walk that visits
         a node's arguments last to first (for a selection: its two branches; its condition is
         about shapes alone, so nothing in it is a selection to decide). Memoized per subterm
         across calls: the elements of an output share most of their terms (a saxpy's 2048
         elements, each walked whole, cost seconds)."""
         R, ctx, memo, only = z3raw.read, self.values.ctx, self.select_memo, self.shape_only_ast
-        stack: list = [(root, R.ast_id(ctx, root), None)]
+        known = memo.by_key
+        stack: list = [(root, raw_key(root), None)]
         while stack:
             e, key, kids = stack.pop()
             if kids is not None:          # every argument done: join theirs, in walk order
                 head, parts = kids
-                nonempty = [memo[k] for k in parts if memo[k]]
+                nonempty = [known(k) for k in parts if known(k)]
                 if head is None and len(nonempty) <= 1:
-                    memo[key] = nonempty[0] if nonempty else ()     # (shared, not copied)
+                    memo.put(e, nonempty[0] if nonempty else ())    # (shared, not copied)
                 else:
-                    memo[key] = tuple(dict.fromkeys(
-                        [*(head or ()), *(c for part in nonempty for c in part)]))
+                    memo.put(e, tuple(dict.fromkeys(
+                        [*(head or ()), *(c for part in nonempty for c in part)])))
                 continue
-            if key in memo:
+            if known(key) is not None:
                 continue
             if R.ast_kind(ctx, e) != z3.Z3_APP_AST:
-                memo[key] = ()
+                memo.put(e, ())
                 continue
             args = [R.app_arg(ctx, e, j) for j in range(R.num_args(ctx, e))]
             head = None
             if R.decl_kind(ctx, R.app_decl(ctx, e)) == z3.Z3_OP_ITE and only(args[0]):
-                cid = R.ast_id(ctx, args[0])
-                self.select_conds.setdefault(cid, args[0])
+                cid = raw_key(args[0])
+                if self.select_conds.by_key(cid) is None:
+                    self.select_conds.put(args[0], args[0])
                 head, args = (cid,), args[1:]
-            walk = [(x, R.ast_id(ctx, x)) for x in reversed(args)]
+            walk = [(x, raw_key(x)) for x in reversed(args)]
             stack.append((e, key, (head, [k for _, k in walk])))
-            stack.extend((x, k, None) for x, k in walk if k not in memo)
-        return memo[R.ast_id(ctx, root)]
+            stack.extend((x, k, None) for x, k in walk if known(k) is None)
+        return known(raw_key(root))
 
     def resolve(self, off, cond) -> set[int] | None:
         """The values a symbolic address offset takes where `cond` may hold, over every

@@ -33,50 +33,70 @@ import z3
 from semantics.domains.z3raw import read as _R
 from semantics.machine.pending_sums import SumParts
 from semantics.machine.pending_sums import key as parts_key
+from verifier.terms import RawTermMemo, raw_key
 
 VISIT_LIMIT = 200_000      # term nodes walked per side (a tree walk: shared subterms recount)
 _UNSEEN = object()
+
+
+class SumsMemo:
+    """What `same_sums` remembers across calls with one `at_shapes` (every bin of a
+    histogram joins the same lane guards and tests the same zeros). Terms are told apart by
+    `raw_key` (`verifier.terms`); the memos of terms are `RawTermMemo`s, which keep each term
+    they answer for alive, and so every key they hand out (each of a subterm of it): the
+    guards and joins below are made of those keys alone."""
+
+    def __init__(self) -> None:
+        self.vectors: RawTermMemo[np.ndarray | None] = RawTermMemo()  # condition -> shapes
+        self.splits: RawTermMemo[tuple] = RawTermMemo()         # see `_Walker.split`
+        self.guarded: RawTermMemo[tuple | None] = RawTermMemo()  # see `_Walker.guarded_if`
+        self.nested: RawTermMemo[tuple | None] = RawTermMemo()   # see `_Walker.nested_if`
+        self.inner: RawTermMemo[tuple | None] = RawTermMemo()    # see `_Walker.inner_if`
+        self.zeros: RawTermMemo[bool] = RawTermMemo()
+        self.sums: RawTermMemo[list] = RawTermMemo()            # see `_Walker.addends`
+        self.guards: dict[frozenset, np.ndarray] = {}            # see `_vector`
+        self.joins: dict = {}                                     # see `_Walker.joined`
+        # by Python identity of the recorded parts' terms (`SumParts`, kept by the caller)
+        self.tests: dict[int, tuple] = {}
+        self.steps: dict[int, Any] = {}
+        self.others: dict[int, tuple] = {}
 
 
 class _Walker:
     """Raw z3 ASTs (the C API, no Python wrapper per node: these walks cover every output
     element's whole term), with each condition's shape vector looked up once."""
 
-    def __init__(self, t, at_shapes: Callable[[Any], np.ndarray | None],
-                 memo: dict[int, np.ndarray | None],
+    def __init__(self, t, at_shapes: Callable[[Any], np.ndarray | None], memo: SumsMemo,
                  shape_only: Callable[[Any], bool] | None,
                  sums: Mapping[int, SumParts]) -> None:
         self.ctx = t.ctx
         self.sums = sums
         self.ref = t.ctx_ref()
         self.at_shapes = at_shapes
-        self.memo = memo          # by term id: `at_shapes` keeps the terms (and so ids) alive
+        self.memo = memo
         self.shape_only = shape_only
-        # Kept in `memo` too, across calls: every bin of a histogram joins the same lane
-        # guards and tests the same zeros.
-        self.joins: dict = memo.setdefault(("joins",), {})
-        self.zeros: dict[int, bool] = memo.setdefault(("zeros",), {})    # by term id
+        self.vector = memo.vectors.by_key      # the shapes where a condition (by key) holds
 
     # The getters (`_R`) call libz3 directly, without z3core's per-call error check: they
     # only read terms that exist (children of a live term), which cannot fail.
-    def about_shapes(self, x, key: int) -> bool:
-        """Is condition `x` (of id `key`) about shapes alone (and evaluable)? Its vector is
-        then kept for `vector(key)`."""
-        if key in self.memo:
-            return self.memo[key] is not None
+    def about_shapes(self, x) -> bool:
+        """Is condition `x` about shapes alone (and evaluable)? Its vector is then kept for
+        `vector(raw_key(x))`."""
+        vectors = self.memo.vectors
+        hit = vectors.get(x, _UNSEEN)
+        if hit is not _UNSEEN:
+            return hit is not None
         if self.shape_only is not None and not self.shape_only(x):
-            self.memo[key] = None    # (a subterm of a term the caller keeps alive)
+            vectors.put(x, None)
             return False
-        self.memo[key] = self.at_shapes(z3.z3._to_expr_ref(x, self.ctx))
-        return self.memo[key] is not None
+        return vectors.put(x, self.at_shapes(z3.z3._to_expr_ref(x, self.ctx))) is not None
 
-    def split(self, x, key: int) -> tuple[tuple, tuple]:
-        """The conjunction `x` (of id `key`) taken apart, nested conjunctions too: (ids of
-        its conjuncts about shapes alone, ids of the others), each in order. Memoized by the
-        term: a lane's own condition is a conjunct of every test it makes (one per value its
-        index may take)."""
-        memo_key = ("and", key)
-        hit = self.memo.get(memo_key)
+    def split(self, x) -> tuple[tuple, tuple]:
+        """The conjunction `x` taken apart, nested conjunctions too: (keys of its conjuncts
+        about shapes alone, keys of the others), each in order. Memoized by the term: a
+        lane's own condition is a conjunct of every test it makes (one per value its index
+        may take)."""
+        hit = self.memo.splits.get(x)
         if hit is not None:
             return hit
         ref = self.ref
@@ -84,17 +104,15 @@ class _Walker:
         rest: list[int] = []
         for i in range(_R.num_args(ref, x)):
             c = _R.app_arg(ref, x, i)
-            cid = _R.ast_id(ref, c)
             if self.op(c) == z3.Z3_OP_AND:
-                s, r = self.split(c, cid)
+                s, r = self.split(c)
                 shape += s
                 rest += r
-            elif self.about_shapes(c, cid):
-                shape.append(cid)
+            elif self.about_shapes(c):
+                shape.append(raw_key(c))
             else:
-                rest.append(cid)
-        hit = self.memo[memo_key] = (tuple(shape), tuple(rest))
-        return hit
+                rest.append(raw_key(c))
+        return self.memo.splits.put(x, (tuple(shape), tuple(rest)))
 
     def op(self, x) -> int | None:
         """The declaration kind of an application (None for anything else)."""
@@ -103,79 +121,71 @@ class _Walker:
             return None
         return _R.decl_kind(ref, _R.app_decl(ref, x))
 
-    def guarded_if(self, e, eid: int, cond, then, other) -> tuple | None:
-        """`If(g and r, then, other)` (of id `eid`) with shape-only conjuncts `g`: (atom key,
-        g's ids, whether `other` is zero); None when no conjunct is about shapes. Memoized by
-        the term: the two sides of an element share most such terms."""
-        key = ("if?", eid)
-        if key in self.memo:
-            return self.memo[key]
-        ref = self.ref
-        shape, rest = self.split(cond, _R.ast_id(ref, cond))
+    def guarded_if(self, e, cond, then, other) -> tuple | None:
+        """`If(g and r, then, other)` (the term `e`) with shape-only conjuncts `g`: (atom
+        key, g's keys, whether `other` is zero); None when no conjunct is about shapes.
+        Memoized by the term: the two sides of an element share most such terms."""
+        hit = self.memo.guarded.get(e, _UNSEEN)
+        if hit is not _UNSEEN:
+            return hit
+        shape, rest = self.split(cond)
         hit = None
         if shape:
-            hit = (("if", tuple(sorted(rest)), _R.ast_id(ref, then), _R.ast_id(ref, other)),
+            hit = (("if", tuple(sorted(rest)), raw_key(then), raw_key(other)),
                    shape, self.is_zero(other))
-        self.memo[key] = hit
-        return hit
+        return self.memo.guarded.put(e, hit)
 
-    def nested_if(self, e, eid: int, test, then, other) -> tuple | None:
-        """`If(r, If(g, v, 0), 0)` (of id `eid`) with `g` about shapes or a conjunction with
+    def nested_if(self, e, test, then, other) -> tuple | None:
+        """`If(r, If(g, v, 0), 0)` (the term `e`) with `g` about shapes or a conjunction with
         conjuncts about shapes: the guarded `If(r and rest of g, v, 0)`, as `guarded_if`
         gives it for `If(g and r, v, 0)` (the same key: a split access's increment, built
         either way, is the same atom). None otherwise. Memoized by the term."""
-        key = ("nested?", eid)
-        if key in self.memo:
-            return self.memo[key]
+        hit = self.memo.nested.get(e, _UNSEEN)
+        if hit is not _UNSEEN:
+            return hit
         hit = None
         inner = self.inner_if(then) if self.is_zero(other) else None
         if inner is not None:
             shape, rest, value = inner
-            ref = self.ref
-            hit = (("if", tuple(sorted(rest + (_R.ast_id(ref, test),))), value,
-                    _R.ast_id(ref, other)), shape, True)
-        self.memo[key] = hit
-        return hit
+            hit = (("if", tuple(sorted(rest + (raw_key(test),))), value, raw_key(other)),
+                   shape, True)
+        return self.memo.nested.put(e, hit)
 
     def inner_if(self, then) -> tuple | None:
-        """`If(g, v, 0)` with conjuncts of `g` about shapes: (their ids, the other conjuncts'
-        ids, v's id); else None. Memoized by the term: a lane's split increment shares it
-        across every value its index may take."""
+        """`If(g, v, 0)` with conjuncts of `g` about shapes: (their keys, the other
+        conjuncts' keys, v's key); else None. Memoized by the term: a lane's split increment
+        shares it across every value its index may take."""
+        hit = self.memo.inner.get(then, _UNSEEN)
+        if hit is not _UNSEEN:
+            return hit
         ref = self.ref
-        key = ("inner?", _R.ast_id(ref, then))
-        if key in self.memo:
-            return self.memo[key]
         hit = None
         if self.op(then) == z3.Z3_OP_ITE and self.is_zero(_R.app_arg(ref, then, 2)):
             g = _R.app_arg(ref, then, 0)
-            gid = _R.ast_id(ref, g)
             if self.op(g) == z3.Z3_OP_AND:
-                shape, rest = self.split(g, gid)
+                shape, rest = self.split(g)
             else:
-                shape, rest = ((gid,), ()) if self.about_shapes(g, gid) else ((), ())
+                shape, rest = ((raw_key(g),), ()) if self.about_shapes(g) else ((), ())
             if shape:
-                hit = (shape, rest, _R.ast_id(ref, _R.app_arg(ref, then, 1)))
-        self.memo[key] = hit
-        return hit
+                hit = (shape, rest, raw_key(_R.app_arg(ref, then, 1)))
+        return self.memo.inner.put(then, hit)
 
     def is_zero(self, x) -> bool:
-        key = _R.ast_id(self.ref, x)
-        hit = self.zeros.get(key)
+        zeros = self.memo.zeros
+        hit = zeros.get(x)
         if hit is None:
-            hit = self.zeros[key] = _R.ast_kind(self.ref, x) == z3.Z3_NUMERAL_AST and \
-                _R.numeral(self.ref, x) == b"0"
+            hit = zeros.put(x, _R.ast_kind(self.ref, x) == z3.Z3_NUMERAL_AST and
+                            _R.numeral(self.ref, x) == b"0")
         return hit
 
     def joined(self, guard: frozenset, shape: tuple) -> frozenset:
         """`guard` and every condition in `shape` (memoized: atoms repeat few guards)."""
         key = (guard, shape)
-        hit = self.joins.get(key)
+        joins = self.memo.joins
+        hit = joins.get(key)
         if hit is None:
-            hit = self.joins[key] = guard | {(c, True) for c in shape}
+            hit = joins[key] = guard | {(c, True) for c in shape}
         return hit
-
-    def vector(self, key: int) -> np.ndarray | None:
-        return self.memo.get(key)
 
     def addends(self, parts: SumParts) -> list:
         """Each addend of a sum as its port built it (`semantics.machine.pending_sums`): (atom
@@ -185,12 +195,11 @@ class _Walker:
         terms shared by many addends (a lane's step by all 256 bins, a test by both
         kernels), each classified once, by Python identity (`parts` keep them alive).
         Memoized by the sum."""
-        key = ("sum", parts_key(parts.node.as_ast()))
-        hit = self.memo.get(key)
+        node = parts.node.as_ast()
+        hit = self.memo.sums.get(node)
         if hit is not None:
             return hit
-        tests, steps, others = (self.memo.setdefault((name,), {})
-                                for name in ("tests", "steps", "others"))
+        tests, steps, others = self.memo.tests, self.memo.steps, self.memo.others
         out = []
         for addend, test, step, other in zip(parts.addends, parts.tests, parts.steps,
                                              parts.others):
@@ -206,34 +215,32 @@ class _Walker:
             o = others.get(id(other))
             if o is None:
                 raw = other.as_ast()
-                o = others[id(other)] = (_R.ast_id(self.ref, raw), self.is_zero(raw))
+                o = others[id(other)] = (raw_key(raw), self.is_zero(raw))
             (tid, plain), (oid, zero) = t, o
             if not plain or s is None or not zero:
                 out.append((None, addend.as_ast()))     # (the walk answers it)
                 continue
             shape, rest, value = s
             out.append((("if", tuple(sorted(rest + (tid,))), value, oid), shape))
-        self.memo[key] = out
-        return out
+        return self.memo.sums.put(node, out)
 
     def _test(self, test) -> tuple[int, bool]:
-        """(id, whether `If(test, ..)` can be a guarded atom: the walk sends a conjunction to
-        `guarded_if` and splits on a test about shapes alone)."""
+        """(key, whether `If(test, ..)` can be a guarded atom: the walk sends a conjunction
+        to `guarded_if` and splits on a test about shapes alone)."""
         raw = test.as_ast()
-        tid = _R.ast_id(self.ref, raw)
-        return tid, self.op(raw) != z3.Z3_OP_AND and not self.about_shapes(raw, tid)
+        return raw_key(raw), self.op(raw) != z3.Z3_OP_AND and not self.about_shapes(raw)
 
 
 def _counts(t, w: _Walker) -> dict | None:
     """atom key -> {guard: how many times the atom is added under it}; a guard is a frozenset
-    of factors, each `(condition id, polarity)` or `("nand", condition ids)`, all of them about
-    shapes alone (their vectors are computed once, in `_vector`). None when `t` cannot be taken
-    apart this way."""
+    of factors, each `(condition key, polarity)` or `("nand", condition keys)`, all of them
+    about shapes alone (their vectors are computed once, in `_vector`); terms are told apart by
+    `raw_key`. None when `t` cannot be taken apart this way."""
     out: dict[Any, dict] = {}
     stack: list[tuple[Any, frozenset]] = [(t.as_ast(), frozenset())]
     visits = 0
     # (the getters bound once: this loop runs once per addend of every output's sum)
-    ref, ast_kind, ast_id, app_arg = w.ref, _R.ast_kind, _R.ast_id, _R.app_arg
+    ref, ast_kind, app_arg = w.ref, _R.ast_kind, _R.app_arg
     decl_kind, app_decl, num_args = _R.decl_kind, _R.app_decl, _R.num_args
     APP, NUMERAL = z3.Z3_APP_AST, z3.Z3_NUMERAL_AST
     BADD, ITE, AND = z3.Z3_OP_BADD, z3.Z3_OP_ITE, z3.Z3_OP_AND
@@ -273,30 +280,29 @@ def _counts(t, w: _Walker) -> dict | None:
             cond, then, other = app_arg(ref, e, 0), app_arg(ref, e, 1), app_arg(ref, e, 2)
             # (a conjunction is taken apart below: its shape-only conjuncts are the guard)
             conjunction = w.op(cond) == AND
-            if not conjunction:
-                c = ast_id(ref, cond)
-                if w.about_shapes(cond, c):
-                    stack.append((then, guard | {(c, True)}))
-                    stack.append((other, guard | {(c, False)}))
-                    continue
-            eid = ast_id(ref, e)
-            hit = w.guarded_if(e, eid, cond, then, other) if conjunction else \
-                w.nested_if(e, eid, cond, then, other)
+            if not conjunction and w.about_shapes(cond):
+                c = raw_key(cond)
+                stack.append((then, guard | {(c, True)}))
+                stack.append((other, guard | {(c, False)}))
+                continue
+            hit = w.guarded_if(e, cond, then, other) if conjunction else \
+                w.nested_if(e, cond, then, other)
             if hit is not None:
                 key, shape, zero = hit
                 add(key, w.joined(guard, shape))
                 if not zero:                      # (adds nothing: the common `If(c, x, 0)`)
                     stack.append((other, guard | {("nand", frozenset(shape))}))
                 continue
-            add(eid, guard)
+            add(raw_key(e), guard)
             continue
-        add(ast_id(ref, e), guard)
+        add(raw_key(e), guard)
     return out
 
 
 def _vector(guard: frozenset, w: _Walker, count: int) -> np.ndarray | None:
     """The shapes where every factor of `guard` holds (memoized by the guard)."""
-    hit = w.memo.get(guard)
+    guards = w.memo.guards
+    hit = guards.get(guard)
     if hit is not None:
         return hit
     out = np.ones(count, dtype=bool)
@@ -314,7 +320,7 @@ def _vector(guard: frozenset, w: _Walker, count: int) -> np.ndarray | None:
             if v is None:
                 return None
             out &= v if f[1] else ~v
-    w.memo[guard] = out
+    guards[guard] = out
     return out
 
 
@@ -329,19 +335,18 @@ def _times(per: dict, w: _Walker, count: int) -> np.ndarray | None:
 
 
 def same_sums(a, b, live: np.ndarray, at_shapes: Callable[[Any], np.ndarray | None],
-              count: int, memo: dict | None = None,
+              count: int, memo: SumsMemo | None = None,
               shape_only: Callable[[Any], bool] | None = None,
               sums: Mapping[int, SumParts] | None = None) -> bool:
     """Do `a` and `b` add every guarded atom equally often at every shape where `live`?
     (Then they are equal there for every input.) False means only "not shown this way".
-    `memo` (guards and term ids -> shape vectors) may be kept across calls with the same
-    `at_shapes`, which must keep every term it is given alive, and with `a` and `b` kept
-    alive by the caller; `shape_only(raw AST)` says whether a condition is about shapes
+    `memo` may be kept across calls with the same `at_shapes` (it keeps every term it
+    remembers alive); `shape_only(raw AST)` says whether a condition is about shapes
     alone (else `at_shapes` is tried); `sums`: sums as the symbolic ports built them, by
     node (`semantics.machine.pending_sums`), read instead of walked."""
     if isinstance(a, (int, np.integer)) or isinstance(b, (int, np.integer)):
         return False
-    w = _Walker(a, at_shapes, {} if memo is None else memo, shape_only, sums or {})
+    w = _Walker(a, at_shapes, SumsMemo() if memo is None else memo, shape_only, sums or {})
     ca = _counts(a, w)
     if ca is None:
         return False
@@ -358,4 +363,4 @@ def same_sums(a, b, live: np.ndarray, at_shapes: Callable[[Any], np.ndarray | No
     return True
 
 
-__all__ = ["same_sums"]
+__all__ = ["SumsMemo", "same_sums"]

@@ -134,7 +134,7 @@ class RealTranslator:
         mentions no float (the verifier's shape-only test); the full walk decides the rest."""
         self.float_free = float_free
         self.no_float: TermMemo[bool] = TermMemo()     # float-free subterms seen
-        self.memo: dict[int, z3.ArithRef] = {}
+        self.memo: TermMemo[z3.ArithRef] = TermMemo()
         self.variables: dict[str, z3.ArithRef] = {}
         # Real variables standing for values the ISA leaves unspecified (never-written
         # registers or memory): name -> (its `keq!u!` constants, most significant first;
@@ -161,13 +161,10 @@ class RealTranslator:
         return z3.RealVal(f.as_integer_ratio()[0]) / z3.RealVal(f.as_integer_ratio()[1])
 
     def _bv(self, t) -> z3.ArithRef:
-        key = t.get_id()
-        hit = self.memo.get(key)
+        hit = self.memo.get(t)
         if hit is not None:
             return hit
-        out = self._bv_uncached(t)
-        self.memo[key] = out
-        return out
+        return self.memo.put(t, self._bv_uncached(t))
 
     def _bv_uncached(self, t) -> z3.ArithRef:
         k = t.decl().kind()
@@ -216,8 +213,7 @@ class RealTranslator:
         raise NotReal(f"the operation '{t.decl().name()}' on float bits")
 
     def _fp(self, e) -> z3.ArithRef:
-        key = e.get_id()
-        hit = self.memo.get(key)
+        hit = self.memo.get(e)
         if hit is not None:
             return hit
         k = e.decl().kind()
@@ -244,5 +240,4 @@ class RealTranslator:
             out = z3.simplify(z3.fpToReal(e))
         else:
             raise NotReal(f"the floating-point operation '{e.decl().name()}'")
-        self.memo[key] = out
-        return out
+        return self.memo.put(e, out)

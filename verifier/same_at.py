@@ -33,6 +33,7 @@ from semantics.machine.indexed_buffers import array_buffer
 from verifier.indexed_buffer import Evaluate, IndexedBuffer
 from verifier.real_mode import CANONICAL_NAN
 from verifier.shape_space import PointSet, ShapeSpace, bits_of, mask_of
+from verifier.terms import RawTermMemo, raw_id
 
 # Operations whose first two floating-point operands commute exactly (IEEE add and multiply;
 # fma's multiplicands): keq's semantics build them in a canonical order of their terms, so
@@ -110,13 +111,12 @@ class SameAt:
     addend there (`_addend`). False means only "not shown".
 
     The walk reads raw ASTs (`z3raw.read`: no Python wrapper per node) of the terms it is
-    given, which `pin` (optional) keeps alive for as long as the memos of `at_grid` (a raw
-    AST's value over `space`'s grid, or None) and `shape_only(raw)` (optional: is a term
-    worth evaluating?) live."""
+    given; `at_grid` is a raw AST's value over `space`'s grid (or None), `shape_only(raw)`
+    (optional) says whether a term is worth evaluating. Its memos are `RawTermMemo`s
+    (`verifier.terms`), which keep every term walked alive as long as this object."""
 
     def __init__(self, at_grid: Evaluate, space: ShapeSpace, buffers: dict[str, IndexedBuffer],
                  shape_only: Callable[[Any], bool] | None = None, real: bool = False,
-                 pin: Callable[[Any], None] | None = None,
                  points: np.ndarray | None = None) -> None:
         """`points` (optional): the shapes the walk is ever asked about (indices into the
         plan, ascending); its sets, and `where` in each call, are then over those alone."""
@@ -124,20 +124,20 @@ class SameAt:
         self.space = PointSet(space, points)
         self.real = real
         self.shape_only = shape_only
-        self.pin = pin
         self.buffers = buffers
         self.element_of_id = {int(i): (name, k) for name, b in buffers.items()
                               for k, i in enumerate(b.ids.tolist())}
         self.count = self.space.count
         self.ones = self.space.ones
-        self.proven: dict[tuple[int, int], tuple[int, int]] = {}  # see `_eq`
+        # (by pair of `nodes`' keys, which `nodes` keeps alive: see `_eq`)
+        self.proven: dict[tuple[int, int], tuple[int, int]] = {}
         self.addends: dict[int, tuple[int, Any] | None] = {}     # see `_addend` (by id(node))
-        self.nodes: dict[int, tuple] = {}          # see `_node`
-        self.zeros: dict[int, int] = {}            # see `_zero`
-        self.nan_constants: dict[int, bool] = {}   # see `_canonical_nan`
-        self.decl_kinds: dict[int, int] = {}       # declaration pointer -> its kind
-        self.arrays: dict[int, tuple[str, int] | None] = {}
-        self.pinned: list = []
+        self.nodes: RawTermMemo[tuple] = RawTermMemo()           # see `_node`
+        self.node_at = self.nodes.by_key
+        self.zeros: RawTermMemo[int] = RawTermMemo()             # see `_zero`
+        self.nan_constants: RawTermMemo[bool] = RawTermMemo()    # see `_canonical_nan`
+        self.decl_kinds: RawTermMemo[int] = RawTermMemo()        # declaration -> its kind
+        self.arrays: RawTermMemo[tuple[str, int] | None] = RawTermMemo()
         self.ctx = z3.main_ctx()
         self.ref = self.ctx.ref()
 
@@ -146,11 +146,6 @@ class SameAt:
     def __call__(self, a, b, where: np.ndarray) -> bool:
         if where.size != self.count:
             raise ValueError(f"{where.size} shapes, not {self.count}")
-        for t in (a, b):
-            if z3.is_expr(t):
-                self.pinned.append(t)
-                if self.pin is not None:
-                    self.pin(t)
         raw = [t if isinstance(t, (int, np.integer)) else t.as_ast() for t in (a, b)]
         w = bits_of(where)
         limit = sys.getrecursionlimit()
@@ -178,8 +173,8 @@ class SameAt:
         if isinstance(x, (int, np.integer)) or isinstance(y, (int, np.integer)):
             vx, vy = self._value(x), self._value(y)
             return 0 if vx is None or vy is None else self.space.bits(vx == vy)
-        # (terms by address: hash-consed, so one term is one address while it lives, as it
-        # is one id; reading the address is no call into libz3, and a walk makes a million)
+        # (terms by `raw_key`, their address: hash-consed, so one term is one address while
+        # it lives; reading it is no call into libz3, and a walk makes a million)
         ix, iy = x.value, y.value
         if ix == iy:
             return self.ones
@@ -196,9 +191,9 @@ class SameAt:
             w ^= w & explored
             if not w:
                 return shown                  # exact within what was explored
-        nodes = self.nodes
-        nx = nodes.get(ix) or self._node(x)
-        ny = nodes.get(iy) or self._node(y)
+        node_at = self.node_at
+        nx = node_at(ix) or self._node(x)
+        ny = node_at(iy) or self._node(y)
         shown |= self._walk(nx, ny, w)
         explored |= w
         self.proven[key] = shown if explored & shown == explored else (explored, shown)
@@ -270,8 +265,7 @@ class SameAt:
         every shape or None, the input element it loads or None, declaration, arguments, the
         shapes where the condition of a shape-only selection holds (a bit set) or None; and
         the raw term itself last)."""
-        at = raw.value
-        hit = self.nodes.get(at)
+        hit = self.node_at(raw.value)
         if hit is not None:
             return hit
         ref = self.ref
@@ -280,17 +274,16 @@ class SameAt:
         if _R.ast_kind(ref, raw) == z3.Z3_APP_AST:
             d = _R.app_decl(ref, raw)
             decl = d.value
-            kind = self.decl_kinds.get(decl)
+            kind = self.decl_kinds.by_key(decl)
             if kind is None:        # (a few declarations serve every node: fma, to_fp, ...)
-                kind = self.decl_kinds[decl] = _R.decl_kind(ref, d)
+                kind = self.decl_kinds.put(d, _R.decl_kind(ref, d))
             args = [_R.app_arg(ref, raw, i) for i in range(_R.num_args(ref, raw))]
             if kind == z3.Z3_OP_ITE and self._canonical_nan(args[1]):
                 if self.real:
                     # Mode real: `ite(c, NaN, b)` (the canonicalizing wrapper around a
                     # result) is `b` for finite values, the claim's assumption (as
                     # `verifier.real_mode` reads it).
-                    hit = self.nodes[at] = self._node(args[2])
-                    return hit
+                    return self.nodes.put(raw, self._node(args[2]))
                 test = self._nan_test(args[0], args[2])
                 if test is not None:
                     # `canonicalize(b)`: one function of `b` (its signature: the test's
@@ -304,8 +297,7 @@ class SameAt:
                         # where those are, so it is walked as an argument
                         hit = (_CANONICAL, None, None, test + (None,), [args[2], args[1]],
                                None, raw)
-                    self.nodes[at] = hit
-                    return hit
+                    return self.nodes.put(raw, hit)
         vals = None if kind in _NEVER_SHAPE_ONLY else self._at(raw)
         if vals is None:
             if kind == z3.Z3_OP_ITE:
@@ -313,9 +305,8 @@ class SameAt:
                 cond = None if c is None else self.space.bits(c)
             # (an input element's own term is a constant; any other load a `Select`)
             if kind == z3.Z3_OP_SELECT or (kind == z3.Z3_OP_UNINTERPRETED and not args):
-                elem = self._element(_R.ast_id(ref, raw), kind, args)
-        hit = self.nodes[at] = (kind, vals, elem, decl, args, cond, raw)
-        return hit
+                elem = self._element(raw, kind, args)
+        return self.nodes.put(raw, (kind, vals, elem, decl, args, cond, raw))
 
     def _nan_test(self, c, b) -> tuple | None:
         """(the id of the test's template,) when `c` is the NaN test the semantics build
@@ -333,8 +324,7 @@ class SameAt:
         """Is `raw` the canonical NaN's bits (of its width)? Asked of every selection's first
         branch; the few constants there recur, so by address."""
         ref = self.ref
-        nid = raw.value
-        hit = self.nan_constants.get(nid)
+        hit = self.nan_constants.by_key(raw.value)       # (`raw_key`: asked of every If)
         if hit is None:
             hit = False
             if _R.ast_kind(ref, raw) == z3.Z3_NUMERAL_AST:
@@ -348,7 +338,7 @@ class SameAt:
                 sort = _R.sort(ref, raw)
                 hit = _R.sort_kind(ref, sort) == z3.Z3_BV_SORT and \
                     is_nan_pattern(raw, _R.bv_size(ref, sort))
-            self.nan_constants[nid] = hit
+            self.nan_constants.put(raw, hit)
         return hit
 
     def _addend(self, node: tuple) -> tuple[int, Any] | None:
@@ -384,8 +374,7 @@ class SameAt:
     def _zero(self, raw) -> int:
         """The shapes where a float, or the bits of one, is certainly +0 or -0: a constant, a
         value of the shape alone, or a selection on the shape between such terms."""
-        at = raw.value
-        hit = self.zeros.get(at)
+        hit = self.zeros.by_key(raw.value)               # (`raw_key`)
         if hit is not None:
             return hit
         kind, vals, _, _, args, cond, raw = self._node(raw)
@@ -402,19 +391,18 @@ class SameAt:
             out = (cond & then) | (other ^ (other & cond))
         else:
             out = 0
-        self.zeros[at] = out
-        return out
+        return self.zeros.put(raw, out)
 
     def _at(self, raw) -> np.ndarray | None:
         if self.shape_only is not None and not self.shape_only(raw):
             return None
         return self.at_grid(raw)
 
-    def _element(self, nid: int, kind, args: list) -> tuple | None:
+    def _element(self, raw, kind, args: list) -> tuple | None:
         """(buffer, element index, the shapes where that index is an element (a bit set) or
         None for everywhere) when the term loads a whole input element: its own term, or a
         `Select` on an indexed buffer's array at an offset of the shape alone."""
-        hit = self.element_of_id.get(nid)
+        hit = self.element_of_id.get(raw_id(self.ref, raw))     # (`IndexedBuffer.ids`)
         if hit is not None:
             return hit[0], hit[1], None
         if kind != z3.Z3_OP_SELECT:
@@ -423,14 +411,13 @@ class SameAt:
         arr = args[0]
         if _R.ast_kind(ref, arr) != z3.Z3_APP_AST or _R.num_args(ref, arr):
             return None
-        aid = _R.ast_id(ref, arr)
-        named = self.arrays.get(aid, _UNSEEN)
+        named = self.arrays.get(arr, _UNSEEN)
         if named is _UNSEEN:
             d = _R.app_decl(ref, arr)
             named = None
             if _R.decl_kind(ref, d) == z3.Z3_OP_UNINTERPRETED:
                 named = array_buffer(_R.symbol(ref, _R.decl_name(ref, d)).decode())
-            self.arrays[aid] = named
+            self.arrays.put(arr, named)
         if named is None or named[0] not in self.buffers:
             return None
         b = self.buffers[named[0]]

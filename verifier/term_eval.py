@@ -16,6 +16,7 @@ import numpy as np
 import z3
 
 from semantics.domains import z3raw
+from verifier.terms import RawTermMemo
 
 _R = z3raw.read
 
@@ -48,21 +49,22 @@ def _signed(v: np.ndarray, w: int) -> np.ndarray:
 
 
 def evaluate(t, env: Mapping[str, np.ndarray], n: int,
-             memo: dict[int, np.ndarray] | None = None) -> np.ndarray:
+             memo: RawTermMemo[np.ndarray] | None = None) -> np.ndarray:
     """`t` at each of `n` points; `env` maps constant names to uint64 arrays of length n.
     Bit-vectors come back as uint64 arrays (masked to their width), Booleans as bool arrays.
-    `memo` (term id -> values) may be shared between calls over the same points.
+    `memo` (raw term -> values, `verifier.terms`) may be shared between calls over the same
+    points.
 
     The walk reads raw ASTs with libz3's unchecked getters (`z3raw.read`): `t` keeps every
     subterm alive, and a Python wrapper per node cost most of the time. Values that do not
     depend on `env` (numerals and what is computed from them alone) stay numpy scalars inside
     the walk and broadcast like arrays; the result is always an array of length `n`."""
-    v = _Walk(env, n, {} if memo is None else memo).value(t.as_ast())
+    v = _Walk(env, n, RawTermMemo() if memo is None else memo).value(t.as_ast())
     return v if np.ndim(v) else np.full(n, v)
 
 
 def evaluate_grid(t, env: Mapping[str, np.ndarray],
-                  memo: dict[int, np.ndarray] | None = None) -> np.ndarray:
+                  memo: RawTermMemo[np.ndarray] | None = None) -> np.ndarray:
     """`t` over a grid of points (`verifier.shape_space`): `env` maps constant names to uint64
     arrays that broadcast against each other (one axis each), and the result broadcasts to
     the grid but keeps only the axes `t` varies along (a numpy scalar where it varies along
@@ -71,10 +73,10 @@ def evaluate_grid(t, env: Mapping[str, np.ndarray],
 
 
 def evaluate_grid_raw(a, env: Mapping[str, np.ndarray],
-                      memo: dict[int, np.ndarray] | None = None) -> np.ndarray:
+                      memo: RawTermMemo[np.ndarray] | None = None) -> np.ndarray:
     """`evaluate_grid` of a raw AST that the caller keeps alive (no Python wrapper: a term
     walk that evaluates many subterms would pay for one each)."""
-    return _Walk(env, 0, {} if memo is None else memo).value(a)
+    return _Walk(env, 0, RawTermMemo() if memo is None else memo).value(a)
 
 
 _BOOL_OPS = (z3.Z3_OP_NOT, z3.Z3_OP_AND, z3.Z3_OP_OR, z3.Z3_OP_EQ, z3.Z3_OP_DISTINCT,
@@ -83,7 +85,7 @@ _BOOL_OPS = (z3.Z3_OP_NOT, z3.Z3_OP_AND, z3.Z3_OP_OR, z3.Z3_OP_EQ, z3.Z3_OP_DIST
 
 
 class _Walk:
-    def __init__(self, env: Mapping[str, np.ndarray], n: int, memo: dict) -> None:
+    def __init__(self, env: Mapping[str, np.ndarray], n: int, memo: RawTermMemo) -> None:
         self.env, self.n, self.memo = env, n, memo
         self.ctx = z3.main_ctx().ref()
 
@@ -94,16 +96,13 @@ class _Walk:
         return R.bv_size(ctx, s) if R.sort_kind(ctx, s) == z3.Z3_BV_SORT else 0
 
     def value(self, a) -> np.ndarray:
-        key = _R.ast_id(self.ctx, a)
-        hit = self.memo.get(key)
+        hit = self.memo.get(a)
         if hit is not None:
             return hit
-        out = self.compute(a)
-        self.memo[key] = out
-        return out
+        return self.memo.put(a, self.compute(a))
 
     def compute(self, t) -> np.ndarray:
-        R, ctx, n = _R, self.ctx, self.n
+        R, ctx = _R, self.ctx
         kind = R.ast_kind(ctx, t)
         if kind == z3.Z3_NUMERAL_AST:
             w = self.width(t)
@@ -150,7 +149,7 @@ class _Walk:
         return out
 
     def bitvector(self, t, d, k, w: int, args, a) -> np.ndarray:
-        R, ctx, n = _R, self.ctx, self.n
+        R, ctx = _R, self.ctx
         if w > 64:
             raise NotEvaluable("wider than 64 bits")
         m = _mask(w)

@@ -287,7 +287,7 @@ def test_bounds_by_evaluation_agree_with_the_byte_arithmetic(ns, base, scale, nb
     # `_outside_at` reads `off > last` (no sum that could wrap) and tests alignment only
     # when some offset is misaligned: the same shape as `off >= 2^62 or off + nbytes > length
     # or off % align != 0` at every shape, for short buffers, negative and huge offsets
-    from verifier.indexed import _outside_at
+    from verifier.indexed.bounds import _outside_at
     ns = sorted(ns)
     n = z3.BitVec("n", 64)
     at = _evaluator(ns)

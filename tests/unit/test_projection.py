@@ -80,7 +80,7 @@ def test_a_term_that_mentions_a_dropped_axis_is_walked_over_every_point(sampled,
         out = mine(values, terms)
         walked.append(None if out is None else out[0].space.names)
         return out
-    monkeypatch.setattr("verifier.indexed.project", project_spy)
+    monkeypatch.setattr("verifier.indexed.second_look.project", project_spy)
     if sampled:                  # the sample misses the candidate's term
         monkeypatch.setattr(projection, "SAMPLE", 1)
         monkeypatch.setattr(projection, "mentions",

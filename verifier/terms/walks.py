@@ -1,12 +1,5 @@
-"""The one term layer of the verifier: walking z3 terms and remembering what was found.
-
-Term identity is z3's AST id (`term_id`): z3 hash-conses, so two structurally equal terms
-are one AST with one id. An id is only meaningful while its term lives: z3 reuses the id of
-a freed AST, so a memo keyed by id that does not keep its terms alive may answer for a
-different term later (a stale memo, and a wrong verdict). `TermMemo` keys by id and keeps
-every key's term alive for as long as the memo lives; it is the one place that rule is
-written. Walks are iterative over the DAG (each distinct subterm once): a tree walk, or a
-recursive one, is exponential or overflows the stack on the shared sums of a reduction.
+"""Python z3 terms: identity (`term_id`), a memo that keeps its terms alive (`TermMemo`)
+and the DAG walks (`subterms`, `any_subterm`). See the package's docstring for why.
 """
 
 from __future__ import annotations
@@ -45,6 +38,11 @@ class TermMemo(Generic[V]):
             self._terms.append(t)
         self._values[key] = value
         return value
+
+    def clear(self) -> None:
+        """Forget every entry and let its term go."""
+        self._values.clear()
+        self._terms.clear()
 
 
 def subterms(*terms, stop: Callable[[Any], bool] | None = None) -> Iterator:
