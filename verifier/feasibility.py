@@ -23,7 +23,7 @@ from verifier.outputs import concrete_value
 from verifier.shape_plan import ShapePlan
 from verifier.shape_space import ShapeOnly, ShapeSpace, ShapeValues
 from verifier.symbolic_cta import CtaAxes
-from verifier.terms import Pins, RawTermMemo, TermMemo, raw_key
+from verifier.terms import RawTermMemo, TermMemo, raw_key
 
 RESOLVE_LIMIT = 4096             # values one symbolic address may take
 
@@ -70,9 +70,6 @@ class Feasibility:
         # sums as the symbolic ports built them (`pending_sums`), for `same_sums`
         self.sums: dict[int, SumParts] = {}
         self.select_conds: RawTermMemo[Any] = RawTermMemo()   # condition -> its raw AST
-        # Terms a caller wants kept as long as this object (`verifier.shapes` hands
-        # `pinned.append` to the indexed comparison); none of the memos here needs it.
-        self.pinned = Pins()
 
     def shape_at(self, point: int) -> dict[str, int]:
         """The launch shape of a point of the evaluation (an index into `space`)."""

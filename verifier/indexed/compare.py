@@ -23,13 +23,11 @@ def compare(values: ShapeValues, buffers: dict[str, IndexedBuffer],
             logs: dict[str, tuple[IndexedAccess, ...]],
             shape_only: Callable[[Any], bool] | None = None,
             real: bool = False,
-            pin: Callable[[Any], None] | None = None,
             jobs: int = 1, per_shape: int = 1,
             replayed: list | None = None) -> tuple[int, Differs | None]:
     """(elements compared, the first shape where the kernels may differ or None). `real`:
     the terms are compared as real numbers where they differ as floats (`SameAt`, in `jobs`
-    processes). `pin`: unused, kept for callers that hand one over (every memo the walk
-    fills keeps its own terms alive, `verifier.terms`). `per_shape` > 1: the evaluation's points are shapes times CTAs (see
+    processes). `per_shape` > 1: the evaluation's points are shapes times CTAs (see
     `replay_log`); an element both kernels write must be written by the same CTA in both,
     else `CtaMismatch`. `replayed`: `replay_logs`' entries, when computed beforehand (and
     listed: `replay_logs(..., keep_errors=True)`)."""

@@ -175,7 +175,7 @@ def replay_logs(values: ShapeValues, buffers: dict[str, IndexedBuffer],
     buffer (name, layout, then per role the codes, writers, points and writes), or the
     `Differs` of a clash, which ends them. Yielded one buffer at a time, as `compare` asks;
     with `keep_errors`, an exception is yielded instead of raised, and ends them: the
-    replay can then run before the bounds are decided (`verifier.shapes`, while a worker
+    replay can then run before the bounds are decided (`verifier.stages.bounds`, while a worker
     decides them), and what it raised is raised where `compare` would have met it, only
     once the bounds passed."""
     codes = Codes(values, buffers)

@@ -175,7 +175,7 @@ def _indexed_outputs(run: Run, ex: Execution, m: Maximal) -> None:
         feas = m.feas
         n, differs = indexable(compare, feas.values, m.infos["reference"], widths, initial,
                                m.logs, feas.shape_only_ast, spec.mode == "real",
-                               feas.pinned.append, run.jobs, feas.per_shape, m.replayed)
+                               run.jobs, feas.per_shape, m.replayed)
     if differs is not None:
         raise CheckAt(dict(ex.env, **m.plan.shapes[differs.shape]), differs.why)
     if spec.mode == "real":
