@@ -28,7 +28,10 @@ from semantics.ops.mma_layout import LAYOUTS
 # (shape -> layout family) and the type combinations (d, a, b, c) of each family
 _FLOAT = {
     "f16": ({"m16n8k8", "m16n8k16"},
-            {("f32", "f16", "f16", "f32"), ("f32", "bf16", "bf16", "f32")}),
+            {(d, "f16", "f16", c) for d in ("f16", "f32") for c in ("f16", "f32")} |
+            {("f32", "bf16", "bf16", "f32")}),
+    "tf32": ({"m16n8k4", "m16n8k8"}, {("f32", "tf32", "tf32", "f32")}),
+    "f64": ({"m8n8k4"}, {("f64", "f64", "f64", "f64")}),
 }
 _INT = {
     "i8": ({"m8n8k16", "m16n8k16", "m16n8k32"}, ("s8", "u8")),
