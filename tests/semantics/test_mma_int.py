@@ -8,6 +8,8 @@ refutes what it does not."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import z3
@@ -16,6 +18,7 @@ from mma_forms import Form, d_matrix, fragments, in_bytes, kernel, out_bytes, ru
 from semantics.machine import run_kernel
 from semantics.machine.memory import UndefinedBehavior
 from semantics.machine.symbolic_run import SymBuffer, run_symbolic
+from semantics.ptx import parse_ptx_file
 
 INT_MIN, INT_MAX = -(1 << 31), (1 << 31) - 1
 SHAPES = {"i8": ("m8n8k16", "m16n8k16", "m16n8k32"), "i4": ("m8n8k32", "m16n8k32", "m16n8k64")}
@@ -203,3 +206,22 @@ def test_integer_mma_by_part_of_a_warp_is_undefined():
     with pytest.raises(UndefinedBehavior, match="another thread of the warp"):
         run_kernel(k, None, 1, 32, [np.zeros(8 * in_bytes(form), np.uint32),
                                     np.zeros(8 * out_bytes(form), np.uint32)])
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_nvccs_inline_integer_mma_computes_the_tile(seed):
+    """nvcc's PTX for a CUDA kernel that gathers the m16n8k32 fragments from memory by the
+    ISA's layout (tests/data/mma/imma_tile.cu, its own transcription) and runs two integer
+    mmas: s8 x s8 with .satfinite and u8 x s8 wrapping. The tiles are numpy's."""
+    m = parse_ptx_file(Path(__file__).resolve().parents[1] / "data" / "mma" / "imma_tile.ptx")
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-128, 128, (16, 32)).astype(np.int8)
+    b = rng.integers(-128, 128, (32, 8)).astype(np.int8)
+    c = _accumulators(rng, (16, 8)).astype(np.int32)
+    zeros = np.zeros(128, np.int32)
+    res = run_kernel(m, "imma_tile", grid=1, block=32,
+                     args=[a.reshape(-1), b.T.copy().reshape(-1), c.reshape(-1), zeros, zeros])
+    sat = res.buffers["imma_tile_param_3"].reshape(16, 8)
+    wrap = res.buffers["imma_tile_param_4"].reshape(16, 8)
+    assert np.array_equal(sat, expected(a, b, c, True))
+    assert np.array_equal(wrap, expected(a.view(np.uint8), b, c, False))
