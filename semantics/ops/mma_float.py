@@ -51,8 +51,7 @@ def mma_float(x, lay: Layout) -> None:
     rows, cols = operands(x, lay, B64 if at == "f64" else B32)
     c = _read_acc(x, 3, ct, n)
     converged(x, warp_of(x), 32, "matrix fragments")
-    shape = next(f for f in x.form.flags if f.startswith("m"))
-    name = f"mma.{shape}.row.col.{dt}.{at}.{at}.{ct}"
+    name = f"mma.{lay.name[0]}.row.col.{dt}.{at}.{at}.{ct}"
     x.effect("unspecified", f"the results of {name} (the PTX ISA does not say how a tensor "
                             f"core sums and rounds; keq models sm_80/sm_89)")
     widths = [lay.reg_bits if at == "tf32" else lay.elem_bits] * (2 * lay.k) + [_BITS[ct]]
