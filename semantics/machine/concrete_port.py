@@ -60,6 +60,11 @@ class ConcretePort:
         if self.races is not None:
             self.races.warp_sync(x, lanes)
 
+    def complete_async(self, x, serial: int, lanes: np.ndarray) -> None:
+        """A `cp.async` completes for `lanes` (`semantics.machine.async_copies`)."""
+        if self.races is not None:
+            self.races.complete(x, serial, lanes)
+
     def load(self, x, space, addr, nbytes, mask, align=None):
         arr, flat, init = self._locate(x, space, addr, nbytes, mask, align)
         active = np.nonzero(mask)[0]

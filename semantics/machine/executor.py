@@ -25,6 +25,7 @@ from semantics.ir.nodes import Instruction
 from semantics.ir.operands import Addr, FloatImm, IntImm, Neg, Operand, Reg, Sink, SpecialReg, Sym
 from semantics.ir.types import PtxType
 from semantics.machine import special_registers
+from semantics.machine.async_copies import AsyncCopies
 from semantics.machine.termination import LoopWatch, loop_name, sibling, step_budget
 from semantics.machine.kernel import PreparedKernel
 from semantics.machine.memory import SHARED_WINDOW, UndefinedBehavior
@@ -191,6 +192,11 @@ class Executor:
         self.exited = domain.pconst(False) if caller is None else domain.pnot(caller.mask)
         self.thread_exits = domain.pconst(False)
         self.caller = caller
+        # `cp.async` copies in flight, per lane (`semantics.machine.async_copies`), and the
+        # serial of the one being issued while its accesses run (the race detectors read it).
+        self.async_copies = AsyncCopies.for_lanes(geom.lanes) if caller is None \
+            else caller.async_copies
+        self.async_copy: int | None = None
         # .param variables of this frame (call arguments and return values), per lane:
         # name -> {(offset, bytes): value}
         self.param_store: dict[str, dict[tuple[int, int], Any]] = {}
@@ -684,6 +690,22 @@ class Executor:
         hook = getattr(self.port, "fence", None)
         if hook is not None:
             hook(self, np.flatnonzero(_certain(self.mask)))
+
+    def certain_lanes(self, p=None) -> np.ndarray:
+        """The lanes where `p` (default: the mask) certainly holds."""
+        return np.flatnonzero(_certain(self.mask if p is None else p))
+
+    def maybe_lanes(self, p=None) -> np.ndarray:
+        """The lanes where `p` (default: the mask) may hold."""
+        return np.flatnonzero(_maybe(self.mask if p is None else p))
+
+    def complete_async(self, done: list[tuple[int, np.ndarray]]) -> None:
+        """The `cp.async` copies `done` ((serial, lanes) each) complete here: the memory
+        port's race detection ends their time in flight (`semantics.machine.async_copies`)."""
+        hook = getattr(self.port, "complete_async", None)
+        if hook is not None:
+            for serial, lanes in done:
+                hook(self, serial, lanes)
 
     def warp_sync(self, lanes: np.ndarray, whole_warp: bool) -> None:
         """`bar.warp.sync` by `lanes` (one warp's participants; `whole_warp`: every thread

@@ -68,6 +68,20 @@ class _Shadow:
                    np.full(n, -1, np.int64))
 
 
+@dataclass
+class _Flight:
+    """One access of a `cp.async` in flight: recorded again, as its copy's instruction, by the
+    lanes whose wait completes it (`RaceDetector.complete`)."""
+    region: str
+    size: int
+    kind: str
+    flat: np.ndarray
+    nbytes: int
+    lanes: np.ndarray
+    addr: np.ndarray
+    loc: object
+
+
 class RaceDetector:
     def __init__(self, threads_per_cta: int, benign_writes: bool = False) -> None:
         self.t = threads_per_cta
@@ -78,6 +92,16 @@ class RaceDetector:
         self.locs: list = []
         self._loc_ids: dict = {}
         self.hb = HappensBefore(threads_per_cta)
+        # `cp.async` (`semantics.machine.async_copies`): per region, the serial of the copy
+        # each byte is in flight for (0: none); per serial, what its accesses were, to record
+        # them again where the copy completes; and where an access recorded now comes from
+        # (the copy's instruction, at its completion), when not the executing instruction.
+        self.in_flight: dict[str, np.ndarray] = {}
+        self.flights: dict[int, list[_Flight]] = {}
+        self.origin = None
+
+    def _here(self, x):
+        return self.origin if self.origin is not None else x.ins.loc
 
     def _loc_id(self, loc) -> int:
         i = self._loc_ids.get(loc)
@@ -88,6 +112,9 @@ class RaceDetector:
 
     def new_batch(self) -> None:
         self.shadows.pop("shared", None)   # shared memory is per CTA: a new batch, new memory
+        self.in_flight.pop("shared", None)
+        for serial in list(self.flights):
+            self.flights[serial] = [f for f in self.flights[serial] if f.region != "shared"]
 
     def access(self, x, region: str, size: int, flat: np.ndarray, nbytes: int,
                lanes: np.ndarray, kind: str, addr: np.ndarray,
@@ -109,6 +136,7 @@ class RaceDetector:
         clk = self.hb.clock_of(tid)
         here = (region, addr, lane_of, tid, ep, kind, power, clk)
         writes = kind in ("w", "a")
+        self._against_flights(x, region, idx, kind, lane_of, addr)
         if region == "global":
             self._noncoherent(x, sh, idx, tid, kind == "r" and x.form.has("nc"), writes)
         if power.strong and kind in ("r", "a"):
@@ -128,13 +156,82 @@ class RaceDetector:
             sh.w_clk[idx] = clk
             sh.w_strong[idx] = power.strong
             sh.w_cta[idx] = power.scope == "cta"
-            sh.w_ins[idx] = self._loc_id(x.ins.loc)
+            sh.w_ins[idx] = self._loc_id(self._here(x))
             sh.weak.tid[idx] = -1
             sh.strong.tid[idx] = -1
         else:
             self._read(x, sh.strong if power.strong else sh.weak, idx, tid, ep, clk)
             if power.strong:
                 sh.strong_cta[idx] = power.scope == "cta"
+        if getattr(x, "async_copy", None) is not None and self.origin is None:
+            self._take_off(x, region, size, idx, flat, nbytes, lanes, kind, addr)
+
+    # -- cp.async: bytes in flight (`semantics.machine.async_copies`) --------------------------
+    def _take_off(self, x, region: str, size: int, idx, flat, nbytes: int, lanes, kind: str,
+                  addr) -> None:
+        """The access just recorded belongs to the copy `x.async_copy`: its bytes are in
+        flight until the copy completes."""
+        fl = self.in_flight.get(region)
+        if fl is None or fl.size != size:
+            fl = self.in_flight[region] = np.zeros(size, np.int64)
+        fl[idx] = x.async_copy
+        self.flights.setdefault(x.async_copy, []).append(
+            _Flight(region, size, kind, flat.copy(), nbytes, lanes.copy(), addr, x.ins.loc))
+
+    def _against_flights(self, x, region: str, idx, kind: str, lane_of, addr) -> None:
+        """An access to bytes a copy still has in flight races with it: any access of its
+        destination (the issuing thread's own too), a write of its source."""
+        fl = self.in_flight.get(region)
+        if fl is None or fl.size <= int(idx.max(initial=0)):
+            return
+        hit = fl[idx] > 0
+        if region == "global" and kind == "r":
+            return
+        if not hit.any():
+            return
+        k = int(np.flatnonzero(hit)[0])
+        serial = int(fl[idx[k]])
+        copy = next((f for f in self.flights.get(serial, ()) if f.region == region), None)
+        lane = int(lane_of[k])
+        key = ("flight", region, serial if copy is None else str(copy.loc),
+               self._loc_id(self._here(x)))
+        if key in self.reported:
+            return
+        self.reported.add(key)
+        names = {"r": "read", "w": "write", "a": "atomic"}
+        what = "destination" if region == "shared" else "source"
+        at = f" at {copy.loc}" if copy is not None else ""
+        a = int(addr[lane]) if lane < len(addr) else 0
+        x.effect("race", f"data race on {region} memory near address {a:#x}: {names[kind]} by "
+                         f"{x.thread_name(lane)} at {self._here(x)} of the {what} of a "
+                         f"cp.async{at} still in flight (no cp.async.wait_group of its thread "
+                         f"covers the copy before this access)")
+
+    def complete(self, x, serial: int, lanes: np.ndarray) -> None:
+        """The copy `serial` completes for `lanes` (their wait covers it): its bytes land, and
+        its accesses are recorded again here, as the copy's, so that an access the wait is not
+        ordered with (another thread's, with no barrier after the wait) races with it."""
+        rest = []
+        for f in self.flights.get(serial, ()):
+            mine = np.isin(f.lanes, lanes)
+            if mine.any():
+                fl = self.in_flight.get(f.region)
+                if fl is not None and fl.size == f.size:
+                    idx = (f.flat[mine][:, None] + np.arange(f.nbytes)).reshape(-1)
+                    fl[idx[fl[idx] == serial]] = 0
+                self.origin = f.loc
+                try:
+                    self.access(x, f.region, f.size, f.flat[mine], f.nbytes, f.lanes[mine],
+                                "w" if f.kind == "w" else "r", f.addr)
+                finally:
+                    self.origin = None
+            if not mine.all():
+                rest.append(_Flight(f.region, f.size, f.kind, f.flat[~mine], f.nbytes,
+                                    f.lanes[~mine], f.addr, f.loc))
+        if rest:
+            self.flights[serial] = rest
+        else:
+            self.flights.pop(serial, None)
 
     # -- release and acquire patterns (`semantics.machine.happens_before`) -------------------
     def fence(self, x, lanes: np.ndarray) -> None:
@@ -199,7 +296,7 @@ class RaceDetector:
         lifetime of the kernel), raised as a fault of the kernel."""
         if not (nc or writes):
             return
-        me = np.stack([tid, np.full(tid.shape, self._loc_id(x.ins.loc))], axis=1)
+        me = np.stack([tid, np.full(tid.shape, self._loc_id(self._here(x)))], axis=1)
         mine, other = (sh.first_nc, sh.first_w) if nc else (sh.first_w, sh.first_nc)
         fresh = mine[idx, 0] < 0
         mine[idx[fresh]] = me[fresh]
@@ -276,10 +373,10 @@ class RaceDetector:
             a, b = order[dup[0]], order[dup[0] + 1]
             if tid[a] != tid[b]:
                 self._report(x, region, addr, lane_of, int(b), int(tid[a]),
-                             self._loc_id(x.ins.loc), "write", kind)
+                             self._loc_id(self._here(x)), "write", kind)
 
     def _read(self, x, readers: _Readers, idx, tid, ep, clk) -> None:
-        ins = self._loc_id(x.ins.loc)
+        ins = self._loc_id(self._here(x))
         pr = readers.tid[idx]
         fresh = (pr == -1) | ((readers.ep[idx] != ep) & ((pr // self.t) == (tid // self.t)))
         first = np.where(fresh, tid, np.where(pr == tid, pr, -2))
@@ -299,7 +396,7 @@ class RaceDetector:
 
     def _report(self, x, region, addr, lane_of, k, other_tid, other_ins, other_kind, kind):
         lane = int(lane_of[k])
-        key = (region, other_ins, self._loc_id(x.ins.loc))
+        key = (region, other_ins, self._loc_id(self._here(x)))
         if key in self.reported:
             return
         self.reported.add(key)
@@ -308,5 +405,5 @@ class RaceDetector:
         who = x.thread_name_of(other_tid) if other_tid >= 0 else "another thread"
         a = int(addr[lane]) if lane < len(addr) else 0
         x.effect("race", f"data race on {region} memory near address {a:#x}: "
-                         f"{names[kind]} by {x.thread_name(lane)} at {x.ins.loc} and "
+                         f"{names[kind]} by {x.thread_name(lane)} at {self._here(x)} and "
                          f"{other_kind} by {who} at {other_loc}, with no barrier between them")

@@ -643,6 +643,11 @@ class SymbolicPort:
             self.bytes[(region, flat + i)] = (wkey, i)
 
     # -- the port ----------------------------------------------------------------------------
+    def complete_async(self, x, serial: int, lanes) -> None:
+        """A `cp.async` completes for `lanes` (`semantics.machine.async_copies`)."""
+        if self.races is not None:
+            self.races.complete(x, serial, lanes)
+
     def load(self, x, space, addr, nbytes, mask, align=None):
         arr, flat, maybe, init, cond = self._places(x, space, addr, nbytes, mask, align)
         out = [0] * len(addr)

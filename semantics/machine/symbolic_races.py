@@ -67,7 +67,17 @@ class _Access(NamedTuple):
     cta_scope: bool = False  # ... of .cta scope
     order: str = ""          # an atomic's update when its order cannot show (`add`...), or "*"
     wepoch: int = 0          # its warp's count of whole-warp `bar.warp.sync`s so far
+    # A `cp.async`'s access (`semantics.machine.async_copies`) lasts from its step to the
+    # step `done` of the wait that completes it, through barrier intervals epoch..until, warp
+    # intervals wepoch..until_w and possible barriers passed..until_p (IN_FLIGHT while no
+    # wait has); until -1: not a copy's.
+    until: int = -1
+    until_w: int = 0
+    done: int = 0
+    until_p: int = 0
 
+
+IN_FLIGHT = 1 << 62         # a copy no wait completes: in flight to the end
 
 # `_new(_Access, fields)`: the named tuple without its Python-level `__new__` (every field
 # given, in order).
@@ -97,6 +107,8 @@ class SymbolicRaceLog:
         self.steps = 0
         # per CTA (by global id): its possible barriers' conditions, the executor's own list
         self.barriers: dict[int, list] = {}
+        # per `cp.async` serial: where its accesses are logged (place, index, lane)
+        self.flights: dict[int, list[tuple[tuple, int, int]]] = {}
 
     def access(self, x, region: str, flat, nbytes: int, lanes, kind: str, conds: list,
                values: list | None = None) -> None:
@@ -111,6 +123,8 @@ class SymbolicRaceLog:
         if kind == "r" and x.form.has("nc"):
             kind = "n"
         order = getattr(x, "atomic_class", "*") if kind == "a" else ""
+        serial = getattr(x, "async_copy", None)
+        flight = (-1, 0, 0, 0) if serial is None else (IN_FLIGHT,) * 4
         for j, lane in enumerate(np.asarray(lanes).tolist()):
             c = conds[j]
             if isinstance(c, (bool, np.bool_)) and not c:
@@ -123,8 +137,31 @@ class SymbolicRaceLog:
             acc = _new(_Access, (tid, epoch, kind,
                                  True if isinstance(c, (bool, np.bool_)) else c, loc, name,
                                  None if values is None else values[j], self.steps, passed, f,
-                                 nbytes, power.strong, power.scope == "cta", order, wepoch))
-            self.events.setdefault((key_region, f, nbytes), []).append(acc)
+                                 nbytes, power.strong, power.scope == "cta", order, wepoch)
+                       + flight)
+            place = self.events.setdefault((key_region, f, nbytes), [])
+            if serial is not None:
+                self.flights.setdefault(serial, []).append(((key_region, f, nbytes),
+                                                            len(place), lane))
+            place.append(acc)
+
+    def complete(self, x, serial: int, lanes) -> None:
+        """The copy `serial` completes for `lanes` here: its accesses end at this step, in
+        their lanes' current barrier and warp intervals."""
+        done = set(np.asarray(lanes).tolist())
+        rest = []
+        for place, i, lane in self.flights.get(serial, ()):
+            if lane not in done:
+                rest.append((place, i, lane))
+                continue
+            cta = int(x.cta_of_lane[lane])
+            self.events[place][i] = self.events[place][i]._replace(
+                until=int(x.cta_epoch[cta]), until_w=int(x.warp_epoch[lane]), done=self.steps,
+                until_p=len(x.cta_barriers[cta]))
+        if rest:
+            self.flights[serial] = rest
+        else:
+            self.flights.pop(serial, None)
 
     def _lane_facts(self, x, region: str, lane: int) -> tuple:
         """(global thread id, region key, CTA epoch, thread name, barriers passed, warp
@@ -142,6 +179,8 @@ class SymbolicRaceLog:
         None when they do not."""
         if "n" in (a.kind, b.kind):
             return "undefined" if {a.kind, b.kind} & {"w", "a"} else None
+        if a.until >= 0 or b.until >= 0:
+            return self._copy_conflict(a, b)
         if a.tid == b.tid or (a.kind == "r" and b.kind == "r"):
             return None
         if a.tid // self.t == b.tid // self.t and a.epoch != b.epoch:
@@ -161,12 +200,43 @@ class SymbolicRaceLog:
             return None
         return "race"
 
+    def _copy_conflict(self, a: _Access, b: _Access) -> str | None:
+        """A pair with a `cp.async`'s access, which lasts from its issue to its completion:
+        anything between the two in lockstep races with it (its own thread's too); outside,
+        the other thread's access must be in an earlier or later barrier (or whole-warp)
+        interval. (cp.async is a weak access: never morally strong.)"""
+        if a.kind == "r" and b.kind == "r":
+            return None
+        for p, q in ((a, b), (b, a)):
+            if p.until >= 0 and p.step < q.step <= p.done:
+                return "race"
+        if a.tid == b.tid:
+            return None                 # program order: before the issue, or after the wait
+        if a.tid // self.t == b.tid // self.t and _apart(a.epoch, _end(a, a.epoch, a.until),
+                                                         b.epoch, _end(b, b.epoch, b.until)):
+            return None
+        if a.tid // 32 == b.tid // 32 and self.t % 32 == 0 and _apart(
+                a.wepoch, _end(a, a.wepoch, a.until_w), b.wepoch, _end(b, b.wepoch, b.until_w)):
+            return None
+        return "race"
+
     def _no_barrier_between(self, a: _Access, b: _Access):
         """True, or the condition that none of the possible barriers their CTA passed between
         `a` and `b` runs (the accesses are then in one barrier interval)."""
-        if a.tid // self.t != b.tid // self.t or a.passed == b.passed:
+        if a.tid // self.t != b.tid // self.t:
             return True
-        lo, hi = sorted((a.passed, b.passed))
+        if a.until >= 0 or b.until >= 0:
+            # a copy's access: from the end of the earlier one (a copy's completion) to the
+            # start of the later one (an access between is a race already: `_copy_conflict`)
+            first, second = (a, b) if a.step <= b.step else (b, a)
+            lo = first.until_p if first.until >= 0 else first.passed
+            hi = second.passed
+            if lo >= hi:
+                return True
+        elif a.passed == b.passed:
+            return True
+        else:
+            lo, hi = sorted((a.passed, b.passed))
         ran = self.barriers[a.tid // self.t][lo:hi]
         return z3.And([z3.Not(m) for m in ran]) if len(ran) > 1 else z3.Not(ran[0])
 
@@ -225,8 +295,15 @@ class SymbolicRaceLog:
         if not region.startswith("shared:") or any(a.kind == "n" for a in accs):
             return [accs]
         by_epoch: dict[int, list[_Access]] = {}
+        copies = []
         for a in accs:
             by_epoch.setdefault(a.epoch, []).append(a)
+            if a.until > a.epoch:
+                copies.append(a)
+        for a in copies:            # (a copy meets every interval it lasts through)
+            for e, group in by_epoch.items():
+                if a.epoch < e <= a.until:
+                    group.append(a)
         return [group for group in by_epoch.values() if len(group) > 1]
 
     def _pairs_in(self, region: str, accs: list[_Access], checked: int,
@@ -272,12 +349,22 @@ class SymbolicRaceLog:
             conds = entry[1]
             if True in conds:
                 continue                  # this site already races for certain
-            key = (_key(a.cond), _key(b.cond), a.tid // self.t, a.passed, b.passed)
+            key = (_key(a.cond), _key(b.cond), a.tid // self.t, a.passed, b.passed, a.until_p,
+                   b.until_p)
             if key not in conds:
                 unordered = True if kind == "undefined" else self._no_barrier_between(a, b)
                 both = _both(_both(a.cond, b.cond), unordered)
                 conds[True if both is True else key] = both
         return checked
+
+
+def _end(a: _Access, start: int, until: int) -> int:
+    return until if a.until >= 0 else start
+
+
+def _apart(lo_a: int, hi_a: int, lo_b: int, hi_b: int) -> bool:
+    """Do the intervals [lo_a, hi_a] and [lo_b, hi_b] not meet?"""
+    return hi_a < lo_b or hi_b < lo_a
 
 
 def _key(c):
