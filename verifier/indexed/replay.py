@@ -3,6 +3,8 @@ buffer is left holding, and which write left it (`replay_log`, `replay_logs`).""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -167,13 +169,24 @@ def _last_writes(cell: np.ndarray, which_all: np.ndarray, point_all: np.ndarray 
     return order[ends]
 
 
+class BufferReplay(NamedTuple):
+    """One out buffer's write logs replayed, per role: the codes of what each element holds
+    at the end (`left`), which write put it there (`writer`), at which point, and the
+    writes themselves."""
+    name: str
+    layout: "Layout"
+    left: dict
+    writer: dict
+    point: dict
+    writes: dict
+
+
 def replay_logs(values: ShapeValues, buffers: dict[str, IndexedBuffer],
                 widths: dict[str, int], initial: dict[str, np.ndarray],
                 logs: dict[str, tuple[IndexedAccess, ...]], per_shape: int = 1,
                 keep_errors: bool = False):
-    """Each out buffer's write logs replayed (`replay_log`), in `compare`'s order: per
-    buffer (name, layout, then per role the codes, writers, points and writes), or the
-    `Differs` of a clash, which ends them. Yielded one buffer at a time, as `compare` asks;
+    """Each out buffer's write logs replayed (`replay_log`), in `compare`'s order: a
+    `BufferReplay` per buffer, or the `Differs` of a clash, which ends them. Yielded one buffer at a time, as `compare` asks;
     with `keep_errors`, an exception is yielded instead of raised, and ends them: the
     replay can then run before the bounds are decided (`verifier.stages.bounds`, while a worker
     decides them), and what it raised is raised where `compare` would have met it, only
@@ -195,7 +208,7 @@ def replay_logs(values: ShapeValues, buffers: dict[str, IndexedBuffer],
                 raise
             yield e
             return
-        yield name, layout, left, writer, point, writes
+        yield BufferReplay(name, layout, left, writer, point, writes)
 
 
 __all__ = ["LANES", "replay_log", "replay_logs"]
