@@ -18,6 +18,7 @@ from verifier.solvers import (BACKENDS, Budget, Cache, Obligation, Result, Solve
                               get_backend, solve, to_smtlib2, translate, validate_model)
 from verifier.solvers import dump as dump_obligation
 from verifier.solvers.backends import Backend
+from verifier.solvers.canonical import canonical
 
 ROOT = Path(__file__).resolve().parents[2]
 OPTIONAL = [n for n in ("bitwuzla", "cvc5")]
@@ -409,14 +410,14 @@ def test_cache_hit_returns_the_same_answer(tmp_path):
     on_disk = Cache(tmp_path / "cache")          # a new process would see the same
     third = solve(ob, timeout_s=30, cache=on_disk)
     assert third.cached and third.answer == "sat" and third.model == first.model
-    assert (tmp_path / "cache" / f"{ob.sha256}.json").exists()
+    assert (tmp_path / "cache" / f"{canonical(ob).sha256}.json").exists()
 
 
 def test_cache_does_not_store_timeouts(tmp_path):
     cache = Cache(tmp_path)
     ob = Obligation(hard(), "hard")
     solve(ob, solvers=("z3",), timeout_s=0.3, cache=cache)
-    assert cache.get(ob.sha256) is None
+    assert cache.get(canonical(ob).sha256) is None
 
 
 def test_dump_writes_sha_named_text(tmp_path):
@@ -598,3 +599,39 @@ def test_the_sparse_search_takes_only_floating_point_obligations_with_buffers():
     # nothing takes it: undecided, never an error
     r = solve(ints, solvers=("sparse",), timeout_s=5)
     assert r.answer == "unknown" and "no solver takes this obligation" in r.detail
+
+
+# -- one question up to renaming (`verifier.solvers.canonical`) -------------------------------
+
+def _element(i: int, bug: bool = False):
+    """Element i of `(x + x) + x == 3 * x` over f32 bits (with `bug`: `== 2 * x`)."""
+    x = z3.fpBVToFP(z3.BitVec(f"x[{i}]", 32), z3.Float32())
+    rm = z3.RNE()
+    lhs = z3.fpAdd(rm, z3.fpAdd(rm, x, x), x)
+    rhs = z3.fpMul(rm, z3.FPVal(2.0 if bug else 3.0, z3.Float32()), x)
+    return z3.And(z3.Not(z3.fpIsNaN(x)), z3.fpToIEEEBV(lhs) != z3.fpToIEEEBV(rhs))
+
+
+def test_renamed_obligations_share_a_canonical_form_and_others_do_not():
+    a, b = canonical(Obligation(_element(0))), canonical(Obligation(_element(7)))
+    assert a.sha256 == b.sha256 and a.names == ("x[0]",) and b.names == ("x[7]",)
+    assert canonical(Obligation(_element(0, bug=True))).sha256 != a.sha256
+    # the order of first use, not the names, decides: swapping roles is another question
+    x, y = z3.BitVecs("x y", 8)
+    one = canonical(Obligation(z3.And(z3.ULT(x, y), x == 3)))
+    two = canonical(Obligation(z3.And(z3.ULT(y, x), y == 3)))
+    three = canonical(Obligation(z3.And(z3.ULT(x, y), y == 3)))
+    assert one.sha256 == two.sha256 != three.sha256
+
+
+def test_a_renamed_obligation_is_solved_once_and_its_model_renamed_back():
+    cache = Cache()
+    first = solve(Obligation(_element(0, bug=True), "x[0] differs"), timeout_s=60, cache=cache)
+    assert first.answer == "sat" and not first.cached
+    again = solve(Obligation(_element(5, bug=True), "x[5] differs"), timeout_s=60, cache=cache)
+    assert again.cached and again.answer == "sat"
+    assert set(again.model) == {"x[5]"} and again.model["x[5]"] == first.model["x[0]"]
+    assert validate_model(Obligation(_element(5, bug=True)), again.model) == "sat"
+    proved = [solve(Obligation(_element(i)), timeout_s=60, cache=cache) for i in range(3)]
+    assert [p.answer for p in proved] == ["unsat"] * 3
+    assert [p.cached for p in proved] == [False, True, True]

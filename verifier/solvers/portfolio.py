@@ -29,13 +29,14 @@ import json
 import multiprocessing as mp
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from multiprocessing.connection import wait
 from pathlib import Path
 
 import z3
 
 from verifier.solvers.backends import DEFINITIVE, Result, get_backend
+from verifier.solvers.canonical import canonical
 from verifier.solvers.smtlib import Obligation
 
 # In this order: with two cores, z3 and the sparse search (a few seconds at most, and only
@@ -64,7 +65,9 @@ class Budget:
 
 
 class Cache:
-    """sha256 of the canonical text -> {answer, solver, version, model, seconds}."""
+    """sha256 of the canonical text (`verifier.solvers.canonical`: the same question up to a
+    renaming of its symbols) -> {answer, solver, version, model by canonical names,
+    seconds}."""
 
     def __init__(self, directory: str | os.PathLike | None = None) -> None:
         self.memory: dict[str, dict] = {}
@@ -256,11 +259,12 @@ def solve(obligation: Obligation | z3.BoolRef, solvers=DEFAULT_SOLVERS, timeout_
         return SolveResult(answer, model, solver, version, time.perf_counter() - t0, sha,
                            obligation.name, tuple(results), tuple(skipped), cached, detail)
 
-    if cache is not None:
-        hit = cache.get(sha)
+    canon = canonical(obligation) if cache is not None else None
+    if canon is not None:
+        hit = cache.get(canon.sha256)
         if hit is not None:
-            return done(hit["answer"], hit.get("model"), hit["solver"], hit["version"],
-                        cached=True, detail="cache hit")
+            return done(hit["answer"], canon.original(hit.get("model")), hit["solver"],
+                        hit["version"], cached=True, detail="cache hit")
 
     skipped: list[tuple[str, str]] = []
     run: list[str] = []
@@ -306,6 +310,6 @@ def solve(obligation: Obligation | z3.BoolRef, solvers=DEFAULT_SOLVERS, timeout_
                 f"{win.solver} {win.version} answered sat on {obligation.name} ({sha}) with "
                 f"a model z3 refutes: {win.model}")
         detail = "model validated by z3" if check == "sat" else "model NOT validated (z3: unknown)"
-    if cache is not None:
-        cache.put(sha, win)
+    if canon is not None:
+        cache.put(canon.sha256, replace(win, model=canon.canonical(win.model)))
     return done(win.answer, win.model, win.solver, win.version, results, skipped, detail=detail)
