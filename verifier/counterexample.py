@@ -47,9 +47,11 @@ def _replay(ctx: Run, env: dict, inputs: dict, *, races: bool = False,
     """Both kernels on the emulator; `choices` (default: the context's) resolves what the
     ISA leaves open, each kernel under its role's names (`semantics.choices`)."""
     spec = ctx.spec
+    kernel = getattr(ctx, "kernel", None)       # (prepared once per run)
     return {role: run_side(spec.side(role), inputs, env, detect_races=races,
                            shared_fill=shared_fill,
-                           choices=choices if choices is not None else ctx.choices, tag=role)
+                           choices=choices if choices is not None else ctx.choices, tag=role,
+                           prepared=kernel(role) if kernel is not None else None)
             for role in ("reference", "candidate")}
 
 
@@ -291,24 +293,45 @@ def tested_difference(ctx, env: dict, seed: int, trials: int,
         scalars, inputs = concrete_inputs(ctx, env, seed + 1 + k, random_scalars=True)
         if k % 2:
             inputs = ordinary_floats(inputs, seed + 1 + k)
-        rep = _replay(ctx, scalars, {n: (v.copy() if isinstance(v, np.ndarray) else v)
-                                     for n, v in inputs.items()})
-        found = difference_under_choices(ctx, scalars, inputs, rep, seed + k, other_choices)
-        if found is None:
-            continue
-        choices, cand, diffs = found
-        note = note_for(choices, rep["candidate"].result.effects) or (
-            f"with {choices.describe()}, one execution the GPU may give, the outputs differ"
-            if choices != ctx.choices else "found by random testing before solving")
-        # The inputs that matter: those the first differing element's terms mention.
-        pair = (terms or {}).get(diffs[0][:2], ())
-        depends = sorted(variables_in(pair), key=lambda n: (n.split("[")[0], len(n), n))
-        cex = Counterexample(scalars, inputs, _outs(ctx.spec, rep["reference"].final),
-                             _outs(ctx.spec, cand), diffs, note=note,
-                             depends_on=tuple(depends), choices=choices)
-        return Verdict(NOT_EQUIVALENT, "", (f"{len(diffs)}+ output element(s) differ",),
-                       counterexample=cex)
+        found = replayed_difference(ctx, scalars, inputs, seed + k, terms, other_choices)
+        if found is not None:
+            return found
     return None
+
+
+def replayed_difference(ctx, scalars: dict, inputs: dict, seed: int,
+                        terms: dict | None = None, other_choices: bool = False,
+                        note: str = "found by random testing before solving",
+                        faults: bool = False) -> Verdict | None:
+    """Both kernels on the emulator with these inputs (bitexact mode): their outputs
+    differing in a legal execution (under the run's choices, or others the ISA allows) is a
+    counterexample as it stands; `note` says where the inputs came from. With `faults`, a
+    fault of the candidate on them is the verdict too (else it is raised)."""
+    if ctx.spec.mode == "real":
+        return None
+    fresh = {n: (v.copy() if isinstance(v, np.ndarray) else v) for n, v in inputs.items()}
+    try:
+        rep = _replay(ctx, scalars, fresh)
+    except (MemoryFault, ExecutionError) as e:
+        if not faults:
+            raise
+        replay_fault(ctx, "reference", scalars, seed, inputs)    # (raises if it is its fault)
+        return faulted("candidate", scalars, inputs, e)
+    found = difference_under_choices(ctx, scalars, inputs, rep, seed, other_choices)
+    if found is None:
+        return None
+    choices, cand, diffs = found
+    note = note_for(choices, rep["candidate"].result.effects) or (
+        f"with {choices.describe()}, one execution the GPU may give, the outputs differ"
+        if choices != ctx.choices else note)
+    # The inputs that matter: those the first differing element's terms mention.
+    pair = (terms or {}).get(diffs[0][:2], ())
+    depends = sorted(variables_in(pair), key=lambda n: (n.split("[")[0], len(n), n))
+    cex = Counterexample(scalars, inputs, _outs(ctx.spec, rep["reference"].final),
+                         _outs(ctx.spec, cand), diffs, note=note,
+                         depends_on=tuple(depends), choices=choices)
+    return Verdict(NOT_EQUIVALENT, "", (f"{len(diffs)}+ output element(s) differ",),
+                   counterexample=cex)
 
 
 def fault_counterexample(ctx, env, error, seed) -> Verdict:

@@ -31,7 +31,7 @@ from verifier.coverage.strategies import Enumeration, SymbolicLaunch
 from verifier.emulate import choices_of
 from verifier.run import Run, StageLog
 from verifier.shape_plan import ShapeFallback
-from verifier.solvers import DEFAULT_SOLVERS
+from verifier.solvers import DEFAULT_SOLVERS, Cache
 from verifier.spec import PairSpec
 from verifier.verdict import (EQUIVALENT, INCONCLUSIVE, NOT_EQUIVALENT, Counterexample,
                               InternalError, Stage, StageStatus, Verdict, VerdictKind)
@@ -60,17 +60,21 @@ def strategies(shapes: str, enumerated: list[dict], jobs: int) -> list[Coverage]
 def verify(spec: PairSpec, *, fixed: dict[str, int] | None = None, timeout_s: float = 60.0,
            unroll: int = 64, max_shapes: int = 16, seed: int = 0, progress=None,
            solvers: tuple[str, ...] = DEFAULT_SOLVERS, dump_smt: str | None = None,
-           trials: int = 8, shapes: str = "auto", jobs: int = 1) -> Verdict:
+           trials: int = 8, shapes: str = "auto", jobs: int = 1,
+           cache: Cache | None = None, prepared: dict | None = None) -> Verdict:
     """Check the claim of `spec` (with the scalars in `fixed` pinned).
 
     `shapes` says how the launch shapes the claim allows are covered (`strategies`); `jobs`
-    > 1 checks enumerated shapes in that many processes (`verifier.parallel`)."""
+    > 1 checks enumerated shapes in that many processes (`verifier.parallel`). A warm caller
+    (`verifier.checker`) passes the solver `cache` and the `prepared` kernels (by role) it
+    keeps between pairs."""
     if shapes not in SHAPE_MODES:
         raise KeqError(f"shapes must be one of {', '.join(SHAPE_MODES)}, not {shapes!r}")
     fixed = dict(fixed or {})
     start = time.perf_counter()
     run = Run(spec, timeout_s, unroll, solvers=tuple(solvers), dump_dir=dump_smt,
-              trials=trials, jobs=jobs, choices=choices_of(spec))
+              trials=trials, jobs=jobs, choices=choices_of(spec),
+              cache=cache if cache is not None else Cache(), prepared=dict(prepared or {}))
     run.stages = StageLog(getattr(progress, "stage", None))
     claim = claim_text(spec, fixed)
     # A scalar the claim allows one value is that constant (for address analysis and the
