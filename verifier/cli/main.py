@@ -17,8 +17,8 @@ from typing import Sequence
 from semantics import __version__
 from semantics.errors import KeqError
 from semantics.machine.termination import DEFAULT_MAX_STEPS, step_budget_of
-from verifier.cli import (check_cmd, fuzz_cmd, gate_cmd, parse_cmd, prove_cmd, run_cmd,
-                          tv_cmd, verify_cmd)
+from verifier.cli import (check_cmd, fuzz_cmd, gate_cmd, parse_cmd, prove_cmd, rule_cmd,
+                          run_cmd, tv_cmd, verify_cmd)
 from verifier.gc_policy import collect_less
 from verifier.verdict import InternalError
 
@@ -31,7 +31,8 @@ EXIT_INTERNAL = 4         # keq failed (an uncaught exception, or keq contradict
 EXIT_CODES = ("exit codes: 0 ok/equivalent, 1 not equivalent, 2 inconclusive, 3 bad input or "
               "usage, 4 internal error (a bug in keq; set KEQ_DEBUG=1 for the traceback)")
 
-_COMMANDS = (parse_cmd, run_cmd, verify_cmd, fuzz_cmd, prove_cmd, check_cmd, gate_cmd, tv_cmd)
+_COMMANDS = (parse_cmd, run_cmd, verify_cmd, fuzz_cmd, prove_cmd, check_cmd, gate_cmd, tv_cmd,
+             rule_cmd)
 
 
 class _ArgParser(argparse.ArgumentParser):

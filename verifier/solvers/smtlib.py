@@ -181,6 +181,15 @@ def _logic(nodes, portable: bool) -> str:
     return "QF_UFBV" if uf else "QF_BV"
 
 
+_TOTAL_DIVISION = {z3.Z3_OP_BUDIV_I: z3.UDiv, z3.Z3_OP_BUREM_I: z3.URem,
+                   z3.Z3_OP_BSDIV_I: lambda a, b: a / b, z3.Z3_OP_BSREM_I: z3.SRem,
+                   z3.Z3_OP_BSMOD_I: lambda a, b: a % b}
+
+
+def _nonzero_numeral(t) -> bool:
+    return z3.is_bv_value(t) and t.as_long() != 0
+
+
 def _not_portable(nodes) -> str:
     for node in nodes:
         if z3.is_quantifier(node) or z3.is_var(node):
@@ -237,6 +246,11 @@ def translate(phi: z3.BoolRef) -> Translation:
                 b = ieee[t.get_id()] = z3.BitVec(f"{AUX_PREFIX}ieee!{len(ieee)}", e + s)
                 side.append(z3.If(z3.fpIsNaN(t), b == nb, z3.fpBVToFP(b, t.sort()) == t))
             new[node.get_id()] = b
+        elif node.decl().kind() in _TOTAL_DIVISION and _nonzero_numeral(args[1]):
+            # z3's simplifier turns a division by a non-zero constant into its internal
+            # bvudiv_i (and the like), which no other solver reads: with that divisor it is
+            # the SMT-LIB operation itself.
+            new[node.get_id()] = _TOTAL_DIVISION[node.decl().kind()](args[0], args[1])
         elif all(a.eq(node.arg(i)) for i, a in enumerate(args)):
             new[node.get_id()] = node
         else:
