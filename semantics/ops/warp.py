@@ -1,6 +1,6 @@
 """Warp- and block-level operations: shfl.sync, vote.sync, activemask, redux.sync,
 bar/barrier.sync, bar.red (`__syncthreads_count/and/or`), bar.warp.sync, membar/fence,
-nanosleep.
+nanosleep, griddepcontrol.
 
 Cross-lane reads use concrete lane indices (lane ids, offsets and clamps are static or
 thread-id derived in real kernels); a symbolic lane index is refused as unsupported.
@@ -259,6 +259,14 @@ def _nanosleep(x) -> None:
     x.read(0, B32)
 
 
+def _griddepcontrol(x) -> None:
+    """griddepcontrol.wait / .launch_dependents (programmatic dependent launch, PTX ISA
+    9.7.13.x): an ordering with the grids launched before or after this one. A claim is about
+    one launch per side, its inputs given before it starts, so nothing a value can observe
+    changes here; a side of several launches would make `wait` the point where the previous
+    launch's writes become visible (not modelled: such sides do not exist yet)."""
+
+
 def _fence(x) -> None:
     """A fence: values need nothing (the lockstep run is sequentially consistent), but the
     race detector orders accesses through it (release and acquire patterns:
@@ -316,6 +324,11 @@ def _resolve_bar(form):
 @register("nanosleep")
 def _resolve_nanosleep(form):
     return _nanosleep if form.types and form.type.name == "u32" else None
+
+
+@register("griddepcontrol")
+def _resolve_griddepcontrol(form):
+    return _griddepcontrol if form.flags in ({"wait"}, {"launch_dependents"}) else None
 
 
 @register("membar", "fence")

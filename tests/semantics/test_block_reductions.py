@@ -90,3 +90,26 @@ def test_every_cta_reduces_its_own_threads_predicates(tmp_path, block, grid):
 def test_block_reductions_against_an_atomic_count(name, n, expect):
     v = verify(load_pair(DATA / f"{name}.toml"), fixed={"n": n}, timeout_s=60)
     assert v.kind == expect, v.reasons
+
+
+def test_griddepcontrol_changes_no_value_in_either_domain():
+    # programmatic dependent launch: the claim is one launch per side, so wait and
+    # launch_dependents order nothing a value can see; other spellings do not parse
+    import z3
+    from semantics.errors import PtxSyntaxError
+    from semantics.machine import prepare
+    from semantics.machine.symbolic_run import SymBuffer, run_symbolic
+    from semantics.ptx import parse_ptx
+    ptx = """.version 8.0\n.target sm_90\n.address_size 64
+.visible .entry k(.param .u64 p)\n{\n.reg .b32 %r<2>;\n.reg .b64 %rd<2>;
+ld.param.u64 %rd1, [p];\ngriddepcontrol.wait;\nld.global.u32 %r1, [%rd1];
+add.u32 %r1, %r1, 1;\ngriddepcontrol.launch_dependents;\nst.global.u32 [%rd1], %r1;
+ret;\n}\n"""
+    k = prepare(parse_ptx(ptx, "g.ptx"), "k")
+    buf = np.array([41], np.uint32)
+    assert run_kernel(k, None, (1, 1, 1), (1, 1, 1), {"p": buf}).buffers["p"].tolist() == [42]
+    x = z3.BitVec("x", 32)
+    (t,) = run_symbolic(k, (1, 1, 1), (1, 1, 1), [SymBuffer(32, (x,))]).buffers["p"]
+    assert z3.simplify(t - x).eq(z3.BitVecVal(1, 32))
+    with pytest.raises(PtxSyntaxError, match="unknown modifier '.foo'"):
+        parse_ptx(ptx.replace("griddepcontrol.wait", "griddepcontrol.wait.foo"), "g.ptx")
