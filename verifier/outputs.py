@@ -193,7 +193,7 @@ def _abstracted(ctx: Run, diffs: list, constraints: list):
 
     def query(d):
         p, _, a, b, live = d
-        return _live(live, _bv(fa(a), type_bits(p.type)) != _bv(fa(b), type_bits(p.type)))
+        return _live(live, differs(ctx.spec, p, fa(a), fa(b)))
 
     def refuted(q, name) -> bool:
         r = ctx.solve(Obligation(z3.And(*constraints, q), name), timeout_s=10.0)
@@ -320,13 +320,22 @@ def _integers_at_once(ctx: Run, ordered: list[ElementPair], constraints: list,
     return ordered
 
 
+def differs(spec: PairSpec, p, a, b):
+    """Output element `a` (reference) and `b` (candidate) of param `p` differ, as the claim
+    counts it: their bits, except two NaNs under `allow = ["nan-any"]`."""
+    w = type_bits(p.type)
+    d = _bv(a, w) != _bv(b, w)
+    if p.is_float and "nan-any" in spec.allow:
+        d = z3.And(d, not_both_nan(_bv(a, w), _bv(b, w), "bf16" if p.type == "bf16" else p.type))
+    return d
+
+
 def _element_by_element(ctx: Run, ordered, constraints: list) -> tuple[Any, list[str]]:
     """The first solver result that shows an element differing (its terms kept as the run's
     witness), and what no solver decided."""
     unknown: list[str] = []
     for p, i, a, b, live in ordered:
-        w = type_bits(p.type)
-        ob = Obligation(z3.And(*constraints, _live(live, _bv(a, w) != _bv(b, w))),
+        ob = Obligation(z3.And(*constraints, _live(live, differs(ctx.spec, p, a, b))),
                         f"{p.name}[{i}] differs")
         r = ctx.solve(ob)
         if r.answer == "sat":

@@ -93,9 +93,20 @@ def differences(spec, ref: dict, cand: dict) -> tuple[Difference, ...]:
             continue
         a = np.ascontiguousarray(ref[p.name]).view(f"u{p.dtype.itemsize}").reshape(-1)
         b = np.ascontiguousarray(cand[p.name]).view(f"u{p.dtype.itemsize}").reshape(-1)
-        for i in np.nonzero(a != b)[0][:16].tolist():
+        differ = a != b
+        if p.is_float and "nan-any" in getattr(spec, "allow", ()):
+            differ &= ~(_nan_bits(a, p) & _nan_bits(b, p))      # (any NaN equals any NaN)
+        for i in np.nonzero(differ)[0][:16].tolist():
             diffs.append(Difference(p.name, i, int(a[i]), int(b[i])))
     return tuple(diffs)
+
+
+def _nan_bits(bits: np.ndarray, p) -> np.ndarray:
+    """Which elements (bit patterns of float param `p`) are NaNs."""
+    exp_bits, frac_bits = {"f16": (5, 10), "bf16": (8, 7), "f32": (8, 23), "f64": (11, 52)}[p.type]
+    v = bits.astype(np.uint64)
+    exp = (v >> np.uint64(frac_bits)) & np.uint64((1 << exp_bits) - 1)
+    return (exp == np.uint64((1 << exp_bits) - 1)) & ((v & np.uint64((1 << frac_bits) - 1)) != 0)
 
 
 def check_reference_determined(ctx, scalars: dict, inputs: dict, ref_final: dict, ref_effects,

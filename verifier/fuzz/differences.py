@@ -43,6 +43,7 @@ def compare_runs(spec: PairSpec, values: dict, scalars: dict, ref: SideRun, cand
     difference, as under a random fill, where the NaN an operation returns is a random
     function of its inputs, one the hardware need not be)."""
     approx = sorted(set(_approx(ref)) | set(_approx(cand)))
+    nan_payloads_free = nan_payloads_free or "nan-any" in spec.allow
     if cand.fault is not None:
         return Difference("fault", f"the candidate faulted: {cand.fault.render()}", values,
                           scalars, ref, cand, approximations=approx, ops=ctx)
@@ -88,6 +89,7 @@ def reference_changes(spec: PairSpec, ref: SideRun, again: SideRun,
     an output under the mode), or None. `nan_payloads_free`: an element NaN in both runs
     does not count (under a random fill the NaN an operation returns is another function
     of its inputs, fixed by the hardware for both kernels alike, not a choice of the run)."""
+    nan_payloads_free = nan_payloads_free or "nan-any" in spec.allow
     if again.fault is not None:
         return f"it faults ({again.fault.render()})"
     for p in spec.buffers:

@@ -10,3 +10,9 @@ extern "C" __global__ void triple_mul(const float* x, float* y, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) y[i] = 3.0f * x[i];
 }
+
+// Wrong: 2 * x, not 3 * x.
+extern "C" __global__ void double_mul(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = 2.0f * x[i];
+}
