@@ -97,9 +97,12 @@ def verify(spec: PairSpec, *, fixed: dict[str, int] | None = None, timeout_s: fl
 
 
 def _cover(run: Run, scope: Scope, order: list[Coverage]) -> Covered:
-    """The first strategy in `order` that applies covers the claim; when it covers the whole
-    claim without deciding it, or none applies, shape probes may still refute it."""
+    """The first strategy in `order` that applies and decides covers the claim. One that
+    covers the whole claim without deciding it leaves the next a try (enumerating a few
+    shapes decides what one maximal launch over them could not, e.g. copies in flight
+    under data-dependent masks); when none decides, shape probes may still refute it."""
     fell: list[tuple[Coverage, str]] = []
+    undecided: Covered | None = None
     for strategy in order:
         try:
             covered = strategy.cover(run, scope)
@@ -107,9 +110,15 @@ def _cover(run: Run, scope: Scope, order: list[Coverage]) -> Covered:
             fell.append((strategy, str(e)))
             continue
         if covered.undecided:
-            return when_undecided(run, scope, covered.verdict.reasons, covered.count,
-                                  covered.coverage)
+            undecided = undecided or covered
+            continue
+        if undecided is not None and covered.verdict is not None and \
+                covered.verdict.kind == INCONCLUSIVE:
+            break                       # (the first undecided one's reasons stand)
         return covered
+    if undecided is not None:
+        return when_undecided(run, scope, undecided.verdict.reasons, undecided.count,
+                              undecided.coverage)
     (last, why), earlier = fell[-1], fell[:-1]
     return when_undecided(run, scope, (last.undecided_reason(why)
                                        + "".join("; " + s.also(w) for s, w in earlier),))

@@ -193,3 +193,13 @@ def test_the_symbolic_race_log_sees_the_copy_in_flight(copy, sync, races):
                           [SymBuffer(32, xs), SymBuffer(32, (0,) * (THREADS * 4)), 16],
                           detect_races=True)
     assert bool([r for r in launch.races if r.kind == "race"]) == races, launch.races
+
+
+@pytest.mark.parametrize("name, kind", [("ok", VerdictKind.EQUIVALENT),
+                                        ("early", VerdictKind.NOT_EQUIVALENT)])
+def test_the_tensor_core_gemm_ladder_with_a_cp_async_pipeline(name, kind):
+    # tests/data/mma_gemm: cp.async + ldmatrix + mma.m16n8k16 over a k loop, against the
+    # fragments read from global memory, for 12 (M, N, K); the waits under the loop's
+    # symbolic masks leave the maximal launch undecided, and each shape on its own decides
+    v = verify(load_pair(DATA.parent / "mma_gemm" / f"{name}.toml"), trials=0)
+    assert v.kind == kind, v.reasons

@@ -104,3 +104,30 @@ def test_undecided_over_the_maximal_launch_falls_back_to_the_next_strategy(monke
     else:   # enumeration refuses too: both reasons are named
         assert "keq enumerates at most 16" in v.reasons[0]
         assert "symbolic launch shapes do not apply: a stage that cannot decide" in v.reasons[0]
+
+
+class UndecidedOverTheMaximalLaunch:
+    name = "undecided over the maximal launch"
+
+    def check(self, run, ex):
+        return run.inconclusive("the maximal launch cannot tell") if ex.maximal else None
+
+
+def test_what_the_maximal_launch_leaves_undecided_enumeration_may_decide(monkeypatch):
+    _with(monkeypatch, UndecidedOverTheMaximalLaunch(), 1)
+    # 2048 shapes: more than enumeration takes by default, so the maximal launch's reason
+    # stands (after the shape probes)
+    v = verify(load_spec(VEC4), trials=0)
+    assert v.kind == INCONCLUSIVE and v.reasons[0] == "the maximal launch cannot tell"
+    # 12 shapes: more than auto enumerates first, few enough to check each on its own
+    v = verify(_few(load_spec(NOTAIL)), trials=0)
+    assert v.kind == NOT_EQUIVALENT and "each checked on its own" in v.coverage
+
+
+def _few(spec):
+    """`spec` with n allowed 12 values."""
+    from dataclasses import replace
+    n = spec.param("n")
+    params = tuple(replace(p, values=tuple(range(1, 13)), range=None) if p is n else p
+                   for p in spec.params)
+    return replace(spec, params=params)
