@@ -13,7 +13,9 @@ One output element is D = C + sum_k A[k] * B[k] over K pairs. f16, bf16, tf32 in
   converted to f32 rounding toward zero; the last step's sum is converted to D's format:
   f32 rounding toward zero, f16 rounding to nearest even;
 - f16/bf16: steps of 8 products (k16: two chained k8 steps, the second's addend the first's
-  f32 result, sm_80); tf32: steps of 4 products (k8: two chained k4 steps);
+  f32 result, sm_80); tf32: steps of 4 products (k8: two chained k4 steps); fp8 (e4m3,
+  e5m2; sm_89): steps of 16 (k32: two chained k16 steps), with the same 24-bit alignment (the
+  sources report a narrower one on Ada: unsure, docs/tensor-cores.md);
 - a NaN input, inf * 0 or inf - inf gives D's canonical NaN (0x7FFFFFFF, 0x7FFF); else an
   inf wins.
 f64 (`fma_chain`): C, then one IEEE fma per k in k order, rounding to nearest even; a NaN
@@ -38,7 +40,8 @@ NANS = {"f16": 0x7FFF, "f32": 0x7FFFFFFF, "f64": 0x7FFFFFFFFFFFFFFF}
 INFS = {"f16": 0x7C00, "f32": 0x7F800000, "f64": 0x7FF0000000000000}
 FRACTION_BITS = 24          # bits kept below the largest exponent (sm_80 / sm_89)
 CHAIN = 8                   # f16/bf16 products summed in one step; k16 chains two steps
-CHAINS = {"f16": CHAIN, "bf16": CHAIN, "tf32": 4}    # tf32: k8 chains two k4 steps
+CHAINS = {"f16": CHAIN, "bf16": CHAIN, "tf32": 4,    # tf32: k8 chains two k4 steps
+          "e4m3": 16, "e5m2": 16}                     # fp8: k32 chains two k16 steps
 TF32_IGNORED = 0x1FFF       # the low 13 significand bits of a tf32 operand's f32 pattern
 
 # A finite term: (negative, significand, exponent): the value is (-1)^negative * sig * 2^exp.
@@ -49,8 +52,16 @@ def decode(fmt: str, bits: int) -> Term | str:
     """A bit pattern of `fmt` as an exact term, or "nan", "+inf", "-inf"."""
     if fmt == "tf32":
         fmt, bits = "f32", bits & ~TF32_IGNORED
+    if fmt == "e4m3":
+        return _decode_e4m3(bits)
+    if fmt == "e5m2":                # IEEE-like: 5 exponent bits, 2 fraction bits, bias 15
+        return _decode_bits(bits, 5, 2)
     ebits, sbits = FP_FORMATS[fmt]
-    mbits = sbits - 1
+    return _decode_bits(bits, ebits, sbits - 1)
+
+
+def _decode_bits(bits: int, ebits: int, mbits: int) -> Term | str:
+    """An IEEE-style pattern (`ebits` exponent and `mbits` fraction bits) as a term."""
     neg = bool(bits >> (ebits + mbits) & 1)
     e = bits >> mbits & ((1 << ebits) - 1)
     f = bits & ((1 << mbits) - 1)
@@ -59,6 +70,18 @@ def decode(fmt: str, bits: int) -> Term | str:
     bias = (1 << (ebits - 1)) - 1
     sig = f | (1 << mbits) if e else f          # subnormals are exact too
     return neg, sig, max(e, 1) - bias - mbits
+
+
+def _decode_e4m3(bits: int) -> Term | str:
+    """e4m3 (OCP FP8, NVIDIA's E4M3: 4 exponent bits, bias 7, 3 fraction bits): no
+    infinities; S.1111.111 is NaN, and the other patterns of exponent 1111 are normal
+    numbers (up to 448)."""
+    neg = bool(bits >> 7 & 1)
+    e, f = bits >> 3 & 0xF, bits & 0x7
+    if e == 0xF and f == 0x7:
+        return "nan"
+    sig = f | 8 if e else f
+    return neg, sig, max(e, 1) - 7 - 3
 
 
 def _special(products: list, c, out: str = "f32") -> int | None:
@@ -144,10 +167,10 @@ def to_f32_rz(total: int, unit: int, zero_negative: bool) -> int:
 
 
 def dot_step(fmt: str, a: Sequence[int], b: Sequence[int], c: int, c_fmt: str = "f32",
-             out: str = "f32") -> int:
-    """One chained step: bits of C + sum a[k]*b[k] (inputs of `fmt`, C of `c_fmt`) in format
-    `out`: f32 rounded toward zero, f16 rounded to nearest even."""
-    products = [_product(decode(fmt, x), decode(fmt, y)) for x, y in zip(a, b)]
+             out: str = "f32", b_fmt: str | None = None) -> int:
+    """One chained step: bits of C + sum a[k]*b[k] (A of `fmt`, B of `b_fmt`, default the
+    same, C of `c_fmt`) in format `out`: f32 rounded toward zero, f16 to nearest even."""
+    products = [_product(decode(fmt, x), decode(b_fmt or fmt, y)) for x, y in zip(a, b)]
     addend = decode(c_fmt, c)
     special = _special(products, addend, out)
     if special is not None:
@@ -160,13 +183,14 @@ def dot_step(fmt: str, a: Sequence[int], b: Sequence[int], c: int, c_fmt: str = 
 
 
 def dot(fmt: str, a: Sequence[int], b: Sequence[int], c: int, c_fmt: str = "f32",
-        d_fmt: str = "f32") -> int:
+        d_fmt: str = "f32", b_fmt: str | None = None) -> int:
     """One output element of the mma: steps of CHAINS[fmt] products, each step's f32 result
     the next step's addend; the last step gives D's format."""
     step = CHAINS[fmt]
     for lo in range(0, len(a), step):
         last = lo + step >= len(a)
-        c = dot_step(fmt, a[lo:lo + step], b[lo:lo + step], c, c_fmt, d_fmt if last else "f32")
+        c = dot_step(fmt, a[lo:lo + step], b[lo:lo + step], c, c_fmt, d_fmt if last else "f32",
+                     b_fmt)
         c_fmt = "f32"
     return c
 
@@ -194,13 +218,14 @@ def _fma64(a: int, b: int, c: int) -> int:
     return int(np.float64(r).view(np.uint64))
 
 
-def mma_model(fmt: str, k: int, c_fmt: str = "f32", d_fmt: str = "f32"):
+def mma_model(fmt: str, k: int, c_fmt: str = "f32", d_fmt: str = "f32",
+              b_fmt: str | None = None):
     """The lane-vector model `Domain.tensor_fn` applies: args are the K A-elements, the K
     B-elements and C, each a numpy array over lanes; the result is D's bits per lane."""
     def one(vals: list[int]) -> int:
         if fmt == "f64":
             return fma_chain(vals[:k], vals[k:2 * k], vals[2 * k])
-        return dot(fmt, vals[:k], vals[k:2 * k], vals[2 * k], c_fmt, d_fmt)
+        return dot(fmt, vals[:k], vals[k:2 * k], vals[2 * k], c_fmt, d_fmt, b_fmt)
 
     def model(*args: np.ndarray) -> np.ndarray:
         cols = [np.asarray(x).astype(np.uint64) for x in args]

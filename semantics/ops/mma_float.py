@@ -1,5 +1,5 @@
 """`mma.sync.aligned ... .row.col` with floating-point inputs: f16/bf16 (f32 or, for f16,
-f16 accumulators), tf32 and f64. Layouts: semantics/ops/mma_layout.py.
+f16 accumulators), tf32, f64, and fp8 (e4m3/e5m2, mixed allowed; sm_89+). Layouts: semantics/ops/mma_layout.py.
 
 The ISA does not say how the products are summed or rounded (9.7.14.5.14 mma: "D = A*B + C"
 with no order or intermediate precision). Each D[i][j] is therefore a deterministic
@@ -45,17 +45,17 @@ def _write_acc(x, regs: tuple, values: list, fmt: str) -> None:
 
 def mma_float(x, lay: Layout) -> None:
     d = x.d
-    dt, at, _, ct = (t.name for t in x.form.types)
+    dt, at, bt, ct = (t.name for t in x.form.types)
     n = lay.c_count
     dst = vector_registers(x, 0, n // 2 if dt == "f16" else n)
     rows, cols = operands(x, lay, B64 if at == "f64" else B32)
     c = _read_acc(x, 3, ct, n)
     converged(x, warp_of(x), 32, "matrix fragments")
-    name = f"mma.{lay.name[0]}.row.col.{dt}.{at}.{at}.{ct}"
+    name = f"mma.{lay.name[0]}.row.col.{dt}.{at}.{bt}.{ct}"
     x.effect("unspecified", f"the results of {name} (the PTX ISA does not say how a tensor "
                             f"core sums and rounds; keq models sm_80/sm_89)")
     widths = [lay.reg_bits if at == "tf32" else lay.elem_bits] * (2 * lay.k) + [_BITS[ct]]
-    model = mma_model(at, lay.k, ct, dt)
+    model = mma_model(at, lay.k, ct, dt, bt)
     out = [d.tensor_fn(name, _BITS[dt], rows[i >> 1] + cols[i & 1] + [c[i]], widths, model,
                        x.choices) for i in range(n)]
     # (all read before any write: D may name C's or A's registers)

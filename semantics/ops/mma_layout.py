@@ -96,7 +96,8 @@ def _lay(name, m, n, k, elem_bits, a_place, b_place, reg_bits=32) -> Layout:
     return Layout(name, m, n, k, elem_bits, reg_bits, a_place, b_place)
 
 
-# (shape, family) -> layout; family: "f16" (f16 and bf16), "tf32", "f64", "i8", "i4"
+# (shape, family) -> layout; family: "f16" (f16 and bf16), "tf32", "f64", "i8", "i4", "f8"
+# (e4m3/e5m2: the ISA's m16n8k32 figure for 8-bit types covers .s8/.u8 and .e4m3/.e5m2 alike)
 LAYOUTS: dict[tuple[str, str], Layout] = {l.name: l for l in [
     _lay(("m16n8k8", "f16"), 16, 8, 8, 16,
          lambda g, t, i: (g + 8 * (i >= 2), 2 * t + (i & 1)),
@@ -120,6 +121,9 @@ LAYOUTS: dict[tuple[str, str], Layout] = {l.name: l for l in [
          lambda g, t, i: (g + 8 * (i >= 4), 4 * t + (i & 3)),
          lambda g, t, i: (4 * t + i, g)),
     _lay(("m16n8k32", "i8"), 16, 8, 32, 8,
+         lambda g, t, i: (g + 8 * ((i >> 2) & 1), 4 * t + (i & 3) + 16 * (i >= 8)),
+         lambda g, t, i: (4 * t + (i & 3) + 16 * (i >= 4), g)),
+    _lay(("m16n8k32", "f8"), 16, 8, 32, 8,
          lambda g, t, i: (g + 8 * ((i >> 2) & 1), 4 * t + (i & 3) + 16 * (i >= 8)),
          lambda g, t, i: (4 * t + (i & 3) + 16 * (i >= 4), g)),
     _lay(("m8n8k32", "i4"), 8, 8, 32, 4,

@@ -21,7 +21,8 @@ G, T = LANE >> 2, LANE % 4
 
 
 def _a(shape: str, fam: str, i: int):
-    """(row, col) of a_i per lane, as the ISA writes it."""
+    """(row, col) of a_i per lane, as the ISA writes it (fp8 "f8": the 8-bit figure, as i8)."""
+    fam = "i8" if fam == "f8" else fam
     if fam == "f16" and shape == "m16n8k8":
         return (G if i < 2 else G + 8), T * 2 + (i & 1)
     if fam == "f16":                                  # m16n8k16
@@ -50,6 +51,7 @@ def _a(shape: str, fam: str, i: int):
 
 def _b(shape: str, fam: str, i: int):
     """(row, col) of b_i per lane."""
+    fam = "i8" if fam == "f8" else fam
     if fam == "f16":
         row = T * 2 + i if shape == "m16n8k8" else T * 2 + (i & 1) + (8 if i >= 2 else 0)
     elif fam == "tf32":
@@ -67,7 +69,7 @@ def c_place(i: int):
     return (G if i < 2 else G + 8), T * 2 + (i & 1)
 
 
-ELEM_BITS = {"f16": 16, "tf32": 32, "f64": 64, "i8": 8, "i4": 4}
+ELEM_BITS = {"f16": 16, "tf32": 32, "f64": 64, "i8": 8, "i4": 4, "f8": 8}
 
 
 @dataclass(frozen=True)
