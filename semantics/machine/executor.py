@@ -545,7 +545,7 @@ class Executor:
         """An atomic update; `atomic_site` names the order keys of its lanes (the order in
         which contending lanes take effect: `semantics.machine.atomic_order`), one per
         lane and execution; `discarded`: the instruction returns no old value (`red`)."""
-        self.atomic_site = (f"{self.tag}/atom@{self.ins.loc}",
+        self.atomic_site = (f"{self.tag}/atom@{self.site}",
                             self.lane_keys(KeySpace.THREAD).counted(
                                 self.read_count(("atom",))))
         self.atomic_unread = discarded or self.result_unread
@@ -770,6 +770,13 @@ class Executor:
             how = arrives(cta)
             if how is not None and how[0] == "s":
                 self.cta_barriers[cta].append(how[1])
+
+    @property
+    def site(self) -> str:
+        """The current instruction's place, for the names of what the ISA leaves open there:
+        the file's name, not its path (a reproducer replays from any checkout)."""
+        loc = self.ins.loc
+        return f"{loc.file.rsplit('/', 1)[-1]}:{loc.line}:{loc.col}"
 
     @property
     def result_unread(self) -> bool:

@@ -98,7 +98,7 @@ def _fresh(x, name: str, w: int, natural: np.ndarray):
     """A new value at every read: per warp, keyed by the read's count at this site."""
     counts = x.read_count(("sreg", name))
     keys = x.lane_keys(KeySpace.WARP).counted(counts)
-    return x.d.unspecified(f"{x.tag}/{name}@{x.ins.loc}", w, keys, x.choices,
+    return x.d.unspecified(f"{x.tag}/{name}@{x.site}", w, keys, x.choices,
                            natural=natural)
 
 

@@ -199,7 +199,7 @@ def _activemask(x) -> None:
         live |= np.where(same & ~_certain_array(x._threads_exited())[idx], 1 << k, 0)
     own = np.left_shift(1, x.lane_in_cta % 32)
     keys = x.lane_keys(KeySpace.THREAD).counted(x.read_count(("activemask",)))
-    raw = d.unspecified(f"{x.tag}/activemask@{x.ins.loc}", 32, keys, x.choices,
+    raw = d.unspecified(f"{x.tag}/activemask@{x.site}", 32, keys, x.choices,
                         natural=together)
     x.effect("nondeterministic", "activemask (which threads run together is the "
                                  "scheduler's choice)")
