@@ -68,10 +68,13 @@ class Target:
     # The claim allows two threads to store the same value to one place without ordering
     # (`allow = ["benign-write-races"]`): such stores are not reported as a race.
     benign_write_races: bool = False
+    # The GPU architecture whose tensor-core datapath the emulator models (the claim's `arch`;
+    # `semantics.tensor_core`): symbolically an mma is an open function whatever it is.
+    arch: str = "sm_80"
 
     @classmethod
     def from_names(cls, names: Sequence[str], real_floats: bool = False,
-                   allow: Sequence[str] = ()) -> "Target":
+                   allow: Sequence[str] = (), arch: str = "sm_80") -> "Target":
         formats: set[str] = set()
         for n in names:
             if n == "f32-nan-canonical":
@@ -80,7 +83,7 @@ class Target:
                 formats |= {"f16", "bf16"}
             else:
                 raise ValueError(f"unknown target assumption {n!r}")
-        return cls(frozenset(formats), real_floats, "benign-write-races" in allow)
+        return cls(frozenset(formats), real_floats, "benign-write-races" in allow, arch)
 
 
 def _parse_seeded(policy: str, allowed: Sequence[str], what: str) -> tuple[str, int]:

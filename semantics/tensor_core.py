@@ -38,7 +38,10 @@ from semantics.domains.fp_numpy import round_fraction
 CANONICAL_NAN = 0x7FFFFFFF
 NANS = {"f16": 0x7FFF, "f32": 0x7FFFFFFF, "f64": 0x7FFFFFFFFFFFFFFF}
 INFS = {"f16": 0x7C00, "f32": 0x7F800000, "f64": 0x7FF0000000000000}
-FRACTION_BITS = 24          # bits kept below the largest exponent (sm_80 / sm_89)
+FRACTION_BITS = 24          # bits kept below the largest exponent (sm_80 to sm_89)
+# Per architecture (a claim's `arch`): Hopper's mma.sync is reported to keep 25 bits (MMA-Sim,
+# arXiv 2511.10909), unchecked on silicon here (docs/tensor-cores.md).
+ARCH_FRACTION_BITS = {"sm_80": 24, "sm_86": 24, "sm_87": 24, "sm_89": 24, "sm_90": 25}
 CHAIN = 8                   # f16/bf16 products summed in one step; k16 chains two steps
 CHAINS = {"f16": CHAIN, "bf16": CHAIN, "tf32": 4,    # tf32: k8 chains two k4 steps
           "e4m3": 16, "e5m2": 16}                     # fp8: k32 chains two k16 steps
@@ -115,14 +118,14 @@ def _product(a, b):
     return a[0] != b[0], a[1] * b[1], a[2] + b[2]
 
 
-def _sum_truncated(terms: list[Term]) -> tuple[int, int]:
+def _sum_truncated(terms: list[Term], bits: int = FRACTION_BITS) -> tuple[int, int]:
     """(S, e): the sum of the terms, each truncated toward zero to a multiple of 2^e, where
-    e = E - 24 and E is the largest leading-bit exponent among the nonzero terms."""
+    e = E - `bits` and E is the largest leading-bit exponent among the nonzero terms."""
     live = [t for t in terms if t[1]]
     if not live:
         return 0, 0
     top = max(exp + sig.bit_length() - 1 for _, sig, exp in live)
-    unit = top - FRACTION_BITS
+    unit = top - bits
     total = 0
     for neg, sig, exp in live:
         shift = exp - unit
@@ -167,7 +170,7 @@ def to_f32_rz(total: int, unit: int, zero_negative: bool) -> int:
 
 
 def dot_step(fmt: str, a: Sequence[int], b: Sequence[int], c: int, c_fmt: str = "f32",
-             out: str = "f32", b_fmt: str | None = None) -> int:
+             out: str = "f32", b_fmt: str | None = None, arch: str = "sm_80") -> int:
     """One chained step: bits of C + sum a[k]*b[k] (A of `fmt`, B of `b_fmt`, default the
     same, C of `c_fmt`) in format `out`: f32 rounded toward zero, f16 to nearest even."""
     products = [_product(decode(fmt, x), decode(b_fmt or fmt, y)) for x, y in zip(a, b)]
@@ -176,21 +179,21 @@ def dot_step(fmt: str, a: Sequence[int], b: Sequence[int], c: int, c_fmt: str = 
     if special is not None:
         return special
     terms = products + [addend]
-    total, unit = _sum_truncated(terms)
+    total, unit = _sum_truncated(terms, ARCH_FRACTION_BITS[arch])
     # an exact zero: -0 only when every term is a negative zero or negative (as IEEE's sum
     # of zeros in round-toward-zero); keq's guess, see docs/tensor-cores.md
     return to_float(total, unit, out, "rz" if out == "f32" else "rn", all(t[0] for t in terms))
 
 
 def dot(fmt: str, a: Sequence[int], b: Sequence[int], c: int, c_fmt: str = "f32",
-        d_fmt: str = "f32", b_fmt: str | None = None) -> int:
+        d_fmt: str = "f32", b_fmt: str | None = None, arch: str = "sm_80") -> int:
     """One output element of the mma: steps of CHAINS[fmt] products, each step's f32 result
     the next step's addend; the last step gives D's format."""
     step = CHAINS[fmt]
     for lo in range(0, len(a), step):
         last = lo + step >= len(a)
         c = dot_step(fmt, a[lo:lo + step], b[lo:lo + step], c, c_fmt, d_fmt if last else "f32",
-                     b_fmt)
+                     b_fmt, arch)
         c_fmt = "f32"
     return c
 
@@ -219,13 +222,13 @@ def _fma64(a: int, b: int, c: int) -> int:
 
 
 def mma_model(fmt: str, k: int, c_fmt: str = "f32", d_fmt: str = "f32",
-              b_fmt: str | None = None):
+              b_fmt: str | None = None, arch: str = "sm_80"):
     """The lane-vector model `Domain.tensor_fn` applies: args are the K A-elements, the K
     B-elements and C, each a numpy array over lanes; the result is D's bits per lane."""
     def one(vals: list[int]) -> int:
         if fmt == "f64":
             return fma_chain(vals[:k], vals[k:2 * k], vals[2 * k])
-        return dot(fmt, vals[:k], vals[k:2 * k], vals[2 * k], c_fmt, d_fmt, b_fmt)
+        return dot(fmt, vals[:k], vals[k:2 * k], vals[2 * k], c_fmt, d_fmt, b_fmt, arch)
 
     def model(*args: np.ndarray) -> np.ndarray:
         cols = [np.asarray(x).astype(np.uint64) for x in args]

@@ -10,6 +10,7 @@ import z3
 
 from semantics.machine.symbolic_run import SymBuffer
 from verifier.counterexample import scalar_domain
+from verifier.spec.model import DEFAULT_ARCH
 from verifier.spec import (CLAIM_NAMES, FLOAT_FORMATS, PairSpec, ParamSpec, float_bits,
                            float_value, int_bounds, type_bits)
 
@@ -154,5 +155,20 @@ def claim_text(spec: PairSpec, fixed: dict[str, int]) -> str:
     targets = CLAIM_NAMES["target_assumptions"]
     target = ("; assuming " + ", ".join(f"{n} ({targets[n]})" for n in spec.target_assumptions)
               if spec.target_assumptions else "")
+    arch = ""
+    if spec.arch or _uses_tensor_cores(spec):
+        arch = f"; tensor cores as on {spec.arch or DEFAULT_ARCH}" + ("" if spec.arch else
+                                                                       " (the default arch)")
     return (f"{spec.name}: {spec.candidate.kernel} == {spec.reference.kernel} ({spec.mode}) "
-            f"for {', '.join(parts) or 'the launch'}{assume}, every input{allow}{target}")
+            f"for {', '.join(parts) or 'the launch'}{assume}, every input{allow}{target}{arch}")
+
+
+def _uses_tensor_cores(spec: PairSpec) -> bool:
+    """Does a side's PTX run `mma` (whose numerics the claim's `arch` names)?"""
+    for side in (spec.reference, spec.candidate):
+        functions = getattr(side.module, "functions", None)
+        if isinstance(functions, dict) and any(
+                ins.form.opcode in ("mma", "wmma") for fn in functions.values()
+                for ins in fn.instructions):
+            return True
+    return False

@@ -12,6 +12,7 @@ from semantics.choices import Choices, Target
 from semantics.machine import prepare, run_kernel
 from semantics.machine.kernel import PreparedKernel
 from verifier.spec import Side
+from verifier.spec.model import DEFAULT_ARCH
 
 
 class EmulatedSide(NamedTuple):
@@ -38,7 +39,8 @@ def choices_of(spec) -> Choices:
     on the emulator, narrowed by the target assumptions the spec names (both domains)."""
     return Choices(target=Target.from_names(getattr(spec, "target_assumptions", ()),
                                             real_floats=spec.mode == "real",
-                                            allow=getattr(spec, "allow", ())))
+                                            allow=getattr(spec, "allow", ()),
+                                            arch=getattr(spec, "arch", "") or DEFAULT_ARCH))
 
 
 def run_side(side: Side, values: Mapping[str, Any], scalars: Mapping[str, Any], *,

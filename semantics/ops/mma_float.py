@@ -52,10 +52,11 @@ def mma_float(x, lay: Layout) -> None:
     c = _read_acc(x, 3, ct, n)
     converged(x, warp_of(x), 32, "matrix fragments")
     name = f"mma.{lay.name[0]}.row.col.{dt}.{at}.{bt}.{ct}"
+    arch = x.choices.target.arch
     x.effect("unspecified", f"the results of {name} (the PTX ISA does not say how a tensor "
-                            f"core sums and rounds; keq models sm_80/sm_89)")
+                            f"core sums and rounds; keq models {arch})")
     widths = [lay.reg_bits if at == "tf32" else lay.elem_bits] * (2 * lay.k) + [_BITS[ct]]
-    model = mma_model(at, lay.k, ct, dt, bt)
+    model = mma_model(at, lay.k, ct, dt, bt, arch)
     out = [d.tensor_fn(name, _BITS[dt], rows[i >> 1] + cols[i & 1] + [c[i]], widths, model,
                        x.choices) for i in range(n)]
     # (all read before any write: D may name C's or A's registers)

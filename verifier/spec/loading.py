@@ -13,13 +13,13 @@ from typing import Any
 from semantics.errors import KeqError, SourceLoc
 from verifier.spec.errors import SpecError
 from verifier.spec.expressions import FUNCTIONS, KEYWORDS, Expr, ExprError, Node, parse_expr
-from verifier.spec.model import (ACCESS, CLAIM_NAMES, EXPECTS, MODES, TYPES, PairSpec,
+from verifier.spec.model import (ACCESS, ARCHS, CLAIM_NAMES, EXPECTS, MODES, TYPES, PairSpec,
                                  ParamSpec, Side, float_bits, float_value, int_bounds,
                                  is_float_type, type_bits)
 from verifier.spec.toml_locations import SpecFile, key_text
 
 TOP_KEYS = ("name", "description", "mode", "expect", "assume", "allow", "target_assumptions",
-            "reference", "candidate", "param")
+            "arch", "reference", "candidate", "param")
 SIDE_KEYS = ("ptx", "sass", "cubin", "kernel", "grid", "block", "args", "dynamic_shared")
 BUFFER_KEYS = ("name", "buffer", "length", "access")
 SCALAR_KEYS = ("name", "scalar", "range", "values")
@@ -177,8 +177,9 @@ class _Loader:
                 if p.name not in used:
                     raise self.err(f"param {p.name!r} is passed to neither kernel (add it to "
                                    f"an `args` list or remove it)", ("param", i, "name"))
+        arch = self.choice(self.doc, "arch", (), "arch", ARCHS) if "arch" in self.doc else ""
         return PairSpec(self.ctx.path, name, mode, expect, tuple(assume), description, ref,
-                        cand, params, allow, targets)
+                        cand, params, allow, targets, arch)
 
     def names(self, key: str) -> tuple[str, ...]:
         """`allow` / `target_assumptions`: a list of names from `CLAIM_NAMES[key]`."""

@@ -42,6 +42,11 @@ CLAIM_NAMES: dict[str, dict[str, str]] = {
     },
 }
 
+# The architectures a claim may name with `arch` (the tensor-core datapath the emulator
+# models, `semantics.tensor_core`), and the one a claim that names none is about.
+ARCHS = ("sm_80", "sm_86", "sm_87", "sm_89", "sm_90")
+DEFAULT_ARCH = "sm_80"
+
 # (exponent bits, significand bits with the hidden bit) of each float type: z3's FPSort
 FLOAT_FORMATS = {"f16": (5, 11), "bf16": (8, 8), "f32": (8, 24), "f64": (11, 53)}
 
@@ -280,6 +285,7 @@ class PairSpec:
     # Named relaxations of the claim and assumptions about the target GPU (`CLAIM_NAMES`)
     allow: tuple[str, ...] = ()
     target_assumptions: tuple[str, ...] = ()
+    arch: str = ""                      # the claim's `arch` ("": not named, DEFAULT_ARCH)
 
     def side(self, role: str) -> Side:
         if role not in ("reference", "candidate"):
