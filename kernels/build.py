@@ -269,7 +269,10 @@ def build_cuda(src_rel: Path, tools: Tools, want_sass: bool) -> Result:
         ptx: dict[str, str] = {}
         for arch in CUDA_ARCHES:
             out = tmp / f"{src.stem}.{arch}.ptx"
-            run([tools.nvcc, *NVCC_FLAGS, f"-arch={arch}", str(src), "-o", str(out)])
+            # (relative to kernels/: `__FILE__`, in an assert's message, must not name the
+            # checkout's path)
+            run([tools.nvcc, *NVCC_FLAGS, f"-arch={arch}", src_rel.as_posix(), "-o", str(out)],
+                cwd=KERNELS_DIR)
             ptx[arch] = normalize_ptx(out.read_text())
         primary = CUDA_ARCHES[0]
         res.outputs[f"{stem}.ptx"] = ptx[primary].encode()
@@ -278,7 +281,8 @@ def build_cuda(src_rel: Path, tools: Tools, want_sass: bool) -> Result:
                 res.outputs[f"{stem}.{arch}.ptx"] = ptx[arch].encode()
         if src_rel.as_posix() in LINEINFO:
             out = tmp / f"{src.stem}.lineinfo.ptx"
-            run([tools.nvcc, *NVCC_FLAGS, f"-arch={primary}", "-lineinfo", str(src), "-o", str(out)])
+            run([tools.nvcc, *NVCC_FLAGS, f"-arch={primary}", "-lineinfo", src_rel.as_posix(),
+                 "-o", str(out)], cwd=KERNELS_DIR)
             res.outputs[f"{stem}.lineinfo.ptx"] = normalize_ptx(out.read_text()).encode()
         if want_sass:
             for arch in CUDA_ARCHES:

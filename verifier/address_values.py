@@ -29,22 +29,27 @@ POINT_LIMIT = 1 << 20       # shapes x input combinations evaluated for one offs
 
 
 def offset_values(off, cond, shape_points: Mapping[str, np.ndarray], shape_count: int,
-                  limit: int) -> dict[int, Any] | None:
+                  limit: int, ranges: Mapping[str, tuple[int, int]] | None = None
+                  ) -> dict[int, Any] | None:
     """Every value `off` takes over the allowed shapes (`shape_points`: scalar name -> its
     value at each of `shape_count` shapes) and over all values of the input bits it mentions,
     where `cond` may hold (when `cond` can be evaluated on the same points; else everywhere).
-    None when it reads more than DATA_BITS input bits, a non-bit-vector input, something
-    the evaluator cannot read, or takes more than `limit` values. The answer maps each value
-    k to the test `off == k` restated on the one input the offset reads, when it reads one
-    input and nothing else (see `_tests`), else to None (the caller tests `off == k`)."""
+    An input with a declared element range (`ranges`: element name -> (lo, hi), the widest
+    over the shapes; the claim's constraints hold it there) that the offset reads whole takes
+    only the values in it: a gather by token id, `wte[inp[i] * C + c]`.
+    None when it reads more than DATA_BITS input bits' worth of values, a non-bit-vector
+    input, something the evaluator cannot read, or takes more than `limit` values. The answer
+    maps each value k to the test `off == k` restated on the one input the offset reads, when
+    it reads one input and nothing else (see `_tests`), else to None (the caller tests
+    `off == k`)."""
     read = _inputs_read(off.as_ast(), shape_points)
     if read is None:
         return None
     shape, data = read
-    bits = sum(hi - lo + 1 for _, lo, hi in data.values())
-    if bits > DATA_BITS:
+    choices = _input_choices(data, ranges or {})
+    if choices is None:
         return None
-    combos = 1 << bits
+    combos = int(np.prod([len(c) for c in choices], dtype=object))
     shapes = shape_count if shape else 1
     if shapes * combos > POINT_LIMIT:
         return None
@@ -52,14 +57,11 @@ def offset_values(off, cond, shape_points: Mapping[str, np.ndarray], shape_count
     env: dict[str, np.ndarray] = {}
     for name in shape:
         env[name] = np.repeat(shape_points[name], combos)
-    index = np.tile(np.arange(combos, dtype=np.uint64), shapes)
-    shift = 0
-    for name, (_, lo, hi) in data.items():
-        # the bits the offset reads, in place; the others 0 (the offset never sees them)
-        width = hi - lo + 1
-        part = (index >> np.uint64(shift)) & np.uint64((1 << width) - 1)
-        env[name] = part << np.uint64(lo)
-        shift += width
+    inner = 1
+    for name, values in zip(data, choices):
+        # every combination of the inputs' values, repeated for each shape
+        env[name] = np.tile(np.repeat(values, inner), combos // (inner * len(values)) * shapes)
+        inner *= len(values)
     try:
         vals = evaluate(off, env, n)
         keep = _where(cond, env, shape_points, n)
@@ -75,7 +77,29 @@ def offset_values(off, cond, shape_points: Mapping[str, np.ndarray], shape_count
     raw, lo, hi = next(iter(data.values()))
     var = z3.z3._to_expr_ref(raw, z3.main_ctx())
     leaf = var if (lo, hi) == (0, var.size() - 1) else z3.Extract(hi, lo, var)
-    return _tests(leaf, vals, out)
+    return _tests(leaf, vals, out, (choices[0] >> np.uint64(lo)).tolist())
+
+
+def _input_choices(data: Mapping[str, list], ranges: Mapping[str, tuple[int, int]]
+                   ) -> list[np.ndarray] | None:
+    """The values each input read by an offset takes, in place (the bits it does not read
+    0): its element range when it has one and is read whole, else every pattern of the bits
+    read. None past 2**DATA_BITS combinations."""
+    out, combos = [], 1
+    for name, (raw, lo, hi) in data.items():
+        width = z3.z3._to_expr_ref(raw, z3.main_ctx()).size()
+        r = ranges.get(name)
+        whole = r is not None and (lo, hi) == (0, width - 1)
+        count = r[1] - r[0] + 1 if whole else 1 << (hi - lo + 1)
+        combos *= count
+        if combos > 1 << DATA_BITS:
+            return None
+        if whole:
+            values = (np.arange(r[0], r[1] + 1, dtype=object) % (1 << width)).astype(np.uint64)
+        else:
+            values = np.arange(count, dtype=np.uint64) << np.uint64(lo)
+        out.append(values)
+    return out
 
 
 def _inputs_read(off, shape_names) -> tuple[set[str], dict[str, list]] | None:
@@ -128,21 +152,24 @@ def _is_input(ctx, e, shape_names) -> bool:
         R.symbol(ctx, R.decl_name(ctx, d)).decode() not in shape_names
 
 
-def _tests(var, vals: np.ndarray, out: set[int]) -> dict[int, Any]:
+def _tests(var, vals: np.ndarray, out: set[int], at_values: list[int]) -> dict[int, Any]:
     """`off == k` restated on the one input it reads: `var == v` for the values v of `var`
-    that give k (exact: the offset depends on `var` alone, and `vals[v]` is the offset at v).
-    Two kernels that compute one index with other widths or operations (a 64-bit global
-    offset and a 32-bit shared one) then guard their accesses with the very same term."""
-    if len(out) == vals.size:
-        # one value of `var` per offset (an index scaled and moved): `vals[v]` is v's offset
-        return dict(zip(vals.tolist(), _every_equality(var, vals.size)))
-    tests: dict[int, Any] = {}
+    that give k (exact: the offset depends on `var` alone, and `vals[i]` is the offset at
+    `at_values[i]`: every value of `var`, or those of its element range). Two kernels that
+    compute one index with other widths or operations (a 64-bit global offset and a 32-bit
+    shared one) then guard their accesses with the very same term."""
     equal = _equalities(var)
+    every = at_values[0] == 0 and at_values[-1] == len(at_values) - 1
+    if len(out) == vals.size:
+        # one value of `var` per offset (an index scaled and moved): `vals[i]` is its offset
+        return dict(zip(vals.tolist(), _every_equality(var, vals.size) if every
+                        else [equal(v) for v in at_values]))
+    tests: dict[int, Any] = {}
     order = np.argsort(vals, kind="stable")
     bounds = np.searchsorted(vals[order], np.array(sorted(out), dtype=vals.dtype))
     ends = list(bounds[1:]) + [len(vals)]
     for k, lo, hi in zip(sorted(out), bounds.tolist(), ends):
-        at = order[lo:hi].tolist()
+        at = [at_values[i] for i in order[lo:hi].tolist()]
         if len(at) > 4:
             return dict.fromkeys(out)    # not one-to-few: keep `off == k`
         tests[k] = z3.Or([equal(v) for v in at]) if len(at) > 1 else equal(at[0])

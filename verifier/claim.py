@@ -23,6 +23,8 @@ def launch_scalars(spec: PairSpec) -> set[str]:
     for p in spec.params:
         if p.length is not None:
             names |= p.length.names
+        for e in p.elements or ():
+            names |= e.names
     for a in spec.assume:
         names |= a.names
     return names
@@ -98,7 +100,34 @@ def symbolic_inputs(spec: PairSpec, env: dict[str, int],
                                           le(v, z3.BitVecVal(hi, bits))))
                 if p.values is not None:
                     constraints.append(z3.Or([v == x for x in p.values]))
+    env64 = {p.name: env[p.name] if p.name in env else widened(values[p.name], p)
+             for p in spec.scalars if not p.is_float}
+    constraints += element_constraints(spec, values, env64)
     return values, constraints, variables
+
+
+def widened(v, p: ParamSpec) -> Any:
+    """A scalar variable as the 64-bit value launch expressions compute with."""
+    bits = type_bits(p.type)
+    if bits >= 64 or not isinstance(v, z3.ExprRef):
+        return v
+    return z3.SignExt(64 - bits, v) if p.type.startswith("s") else z3.ZeroExt(64 - bits, v)
+
+
+def element_constraints(spec: PairSpec, values: dict, env64: dict) -> list:
+    """Every element of a buffer with a `range` lies in it (its ends are 64-bit terms over the
+    shape scalars in a maximal launch; `ParamSpec.element_bounds` checks them per shape)."""
+    out = []
+    for p in spec.buffers:
+        if p.elements is None:
+            continue
+        lo, hi = (z3.BitVecVal(b, 64) if isinstance(b, int) else b
+                  for b in (e.to_z3(env64) for e in p.elements))
+        le = (lambda a, b: a <= b) if p.type.startswith("s") else z3.ULE
+        for v in values[p.name].values:
+            w = widened(v, p)
+            out.append(z3.And(le(lo, w), le(w, hi)))
+    return out
 
 
 def _float_constraints(p: ParamSpec, v: z3.BitVecRef) -> list:
@@ -151,6 +180,7 @@ def claim_text(spec: PairSpec, fixed: dict[str, int]) -> str:
         else:
             parts.append(f"every {p.type} {p.name}")
     assume = "".join(f", assuming {a.text}" for a in spec.assume)
+    assume += "".join(f", {p.element_text()}" for p in spec.buffers if p.elements)
     allow = f"; allowing {', '.join(spec.allow)}" if spec.allow else ""
     targets = CLAIM_NAMES["target_assumptions"]
     target = ("; assuming " + ", ".join(f"{n} ({targets[n]})" for n in spec.target_assumptions)

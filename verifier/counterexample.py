@@ -116,14 +116,25 @@ def model_inputs(ctx, env, value_of, variables, seed) -> tuple[dict, dict]:
                 # mentions is allowed: the claim's constraints are in every obligation.)
                 scalars[pname] = first_allowed(p)
     inputs = make_inputs(spec, scalars, rng)
+    bounds = {p.name: p.element_bounds(scalars) for p in spec.buffers if p.elements}
     for name, (pname, idx, v) in variables.items():
         if idx is not None:
             arr = inputs[pname]
             raw = arr.view(f"u{arr.dtype.itemsize}")
             if idx < raw.size:        # a maximal launch's elements past this shape's length
-                raw[idx] = value_of(v)
+                bits = value_of(v)
+                if pname in bounds and not _within(bits, arr.dtype, bounds[pname]):
+                    continue    # not in the model (0 by default): its random value stays
+                raw[idx] = bits
     inputs.update({k: v for k, v in scalars.items()})
     return scalars, inputs
+
+
+def _within(bits: int, dtype: np.dtype, bounds: tuple[int, int]) -> bool:
+    """Is the element with bit pattern `bits` in the inclusive `bounds`? (Every element a
+    model mentions is: the claim's constraints are in every obligation.)"""
+    value = int(np.array([bits], dtype=f"u{dtype.itemsize}").view(dtype)[0])
+    return bounds[0] <= value <= bounds[1]
 
 
 def model_counterexample(ctx, env, value_of, variables, seed,
@@ -357,13 +368,18 @@ def faulted(role: str, scalars: dict, inputs: dict, e) -> Verdict:
 def replay_fault(ctx, role: str, scalars: dict, seed: int,
                  inputs: dict | None = None) -> Verdict | None:
     """Run `role` concretely at `scalars` (random inputs unless given); a fault is a verdict
-    (about the spec for the reference). None when it does not fault."""
+    (about the spec for the reference). None when it does not fault. A candidate's fault is
+    a refutation only on an input where the reference runs cleanly: where the reference
+    faults too (a gather whose indices the spec leaves unbounded), the input is outside any
+    claim the reference can satisfy, an error about the spec."""
     if inputs is None:
         scalars, inputs = concrete_inputs(ctx, scalars, seed)
     try:
         run_side(ctx.spec.side(role), {k: (v.copy() if isinstance(v, np.ndarray) else v)
                                        for k, v in inputs.items()}, scalars)
     except (MemoryFault, ExecutionError) as e:
+        if role == "candidate":
+            replay_fault(ctx, "reference", scalars, seed, inputs)   # (raises if it faults)
         return faulted(role, scalars, inputs, e)
     return None
 

@@ -12,6 +12,9 @@ verdict. One place, used by the one-shape check and the symbolic launch alike.
   inputs in the terms; a refutation must hold for every one of them.
 - `undefined`: the result has no defined value. It stops the check (Inconclusive, named),
   unless it is refuted on its own (`semantics.machine.executor.UndefinedBehavior`).
+- `printf` (a call of `vprintf`, `semantics.machine.system_calls`): what it prints is an
+  output keq does not compare. It stops the check (Inconclusive, named) unless the claim
+  says `allow = ["printf-ignored"]`, which the claim prints.
 - `layout`: the numeric value of an address may reach an output, a stored value or a branch
   (`semantics.machine.layout_taint`). The symbolic domain knows one memory layout, the PTX
   ISA none, so it stops the check (Inconclusive, named); testing under another layout
@@ -35,6 +38,11 @@ def judge_effects(ctx, launches: dict) -> str | None:
             if e.kind == "approximation":
                 ctx.assumptions.add(f"{e.what} is the same function in both kernels "
                                     f"(uninterpreted; {e.loc})")
+            elif e.kind == "printf":
+                if "printf-ignored" not in ctx.spec.allow:
+                    return (f"the {role} calls {e.what} at {e.loc}: what it prints is not "
+                            f"compared (allow = [\"printf-ignored\"] leaves it out of the "
+                            f"claim)")
             elif e.kind == "layout":
                 return (f"{role}: the numeric value of an address reaches {e.what} at "
                         f"{e.loc}; memory layout is unspecified")

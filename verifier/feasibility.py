@@ -38,9 +38,13 @@ class Feasibility:
     symbolic address offset takes (`resolve`)."""
 
     def __init__(self, sp: ShapePlan, variables: dict[str, Any], constraints: list,
-                 timeout_s: float = 2.0, cta: CtaAxes | None = None) -> None:
+                 timeout_s: float = 2.0, cta: CtaAxes | None = None,
+                 ranges: dict[str, tuple[int, int]] | None = None) -> None:
         """`cta`: one symbolic CTA stands for all (`verifier.symbolic_cta`): its `%ctaid`
-        registers are more axes of the grid, and a point is a shape and a CTA."""
+        registers are more axes of the grid, and a point is a shape and a CTA. `ranges`:
+        input elements with a declared range (name -> widest (lo, hi) over the shapes),
+        which `resolve` enumerates instead of their every bit pattern."""
+        self.ranges = ranges or {}
         extra = cta.names if cta is not None else ()
         self.vars = {n: variables[n] for n in sp.names + extra}
         self.names = set(self.vars)
@@ -298,7 +302,8 @@ class Feasibility:
             return set()
         vals = self.at_shapes(off)
         if vals is None:
-            return offset_values(off, cond, self.points, self.count, RESOLVE_LIMIT)
+            return offset_values(off, cond, self.points, self.count, RESOLVE_LIMIT,
+                                 self.ranges)
         keep = None if isinstance(cond, (bool, np.bool_)) else self.at_shapes(cond)
         if keep is not None:
             vals = vals[keep]

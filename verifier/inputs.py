@@ -135,6 +135,13 @@ def npz_buffers(spec: PairSpec, data: dict, scalars: dict, path: str,
             raise InputError(f"buffer {p.name!r} must have {n} element(s) (length "
                              f"{p.length.text!r}{' at ' + env if env else ''}), the array has "
                              f"shape {a.shape}" + drawn_hint(p.length.names, given), path)
+        bounds = p.element_bounds(scalars)
+        if bounds is not None and a.size:
+            bad = np.flatnonzero((a < bounds[0]) | (a > bounds[1]))
+            if bad.size:
+                i = int(bad[0])
+                raise InputError(f"{p.name}[{i}] = {a[i]} is outside the spec's element range "
+                                 f"[{bounds[0]}, {bounds[1]}] ({p.element_text()})", path)
         out[p.name] = np.ascontiguousarray(a).copy()
     return out
 

@@ -14,7 +14,7 @@ import z3
 
 from semantics.machine import MemoryFault
 from semantics.machine.executor import ExecutionError, NonTermination, UnrollLimit
-from verifier.counterexample import faulted, model_inputs
+from verifier.counterexample import faulted, model_inputs, replay_fault
 from verifier.emulate import run_side
 from verifier.solvers import Obligation
 from verifier.verdict import Verdict
@@ -45,6 +45,8 @@ def never_ends(ctx, role: str, e: UnrollLimit, constraints: list, variables: dic
     except NonTermination as err:
         return faulted(role, scalars, inputs, err)
     except (MemoryFault, ExecutionError) as err:
+        if role == "candidate":
+            replay_fault(ctx, "reference", scalars, seed, inputs)   # (raises if it faults)
         return faulted(role, scalars, inputs, err)
     return None
 

@@ -234,6 +234,11 @@ class Module:
         return {i.name: i for i in self.items if isinstance(i, Function) and i.body is not None}
 
     @cached_property
+    def declarations(self) -> dict[str, Function]:
+        """Functions declared without a body (`.extern .func vprintf(...)`)."""
+        return {i.name: i for i in self.items if isinstance(i, Function) and i.body is None}
+
+    @cached_property
     def entries(self) -> dict[str, Function]:
         return {n: f for n, f in self.functions.items() if f.kind == "entry"}
 

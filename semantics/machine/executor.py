@@ -26,9 +26,10 @@ from semantics.ir.operands import Addr, FloatImm, IntImm, Neg, Operand, Reg, Sin
 from semantics.ir.types import PtxType
 from semantics.machine import special_registers
 from semantics.machine.async_copies import AsyncCopies
+from semantics.machine.system_calls import system_call
 from semantics.machine.termination import LoopWatch, loop_name, sibling, step_budget
 from semantics.machine.kernel import PreparedKernel
-from semantics.machine.memory import SHARED_WINDOW, UndefinedBehavior
+from semantics.machine.memory import SHARED_WINDOW, Trap, UndefinedBehavior
 from semantics.machine.reads_ahead import dead_destinations, mentions_from, opcodes_from
 
 
@@ -588,7 +589,11 @@ class Executor:
             self.d.ite(m, value, old, nbytes * 8)
 
     def call(self, name: str, rets: list, args: list) -> None:
-        """Run a `.func` for the active lanes, in a frame of its own."""
+        """Run a `.func` for the active lanes, in a frame of its own (a runtime function:
+        `semantics.machine.system_calls`)."""
+        if name in self.k.system_calls:
+            system_call(self, name, rets, args)
+            return
         callee = self.k.callees[name]
         sub = Executor(callee, self.d, self.port, self.geom, self.params,
                        max_steps=self.max_steps, dynamic_shared=self.dynamic_shared,
@@ -641,6 +646,14 @@ class Executor:
         fault where it certainly happens; under a symbolic condition an obligation of the
         symbolic launch (`ShapeObligation`, decided with the bounds), which a fixed-input run
         leaves to that machinery (`ShapeMachineryNeeded`)."""
+        self._fault_if(cond, what, "undefined behaviour", error)
+
+    def trap_if(self, cond, what: str) -> None:
+        """A trap where `cond` holds in an executing lane (`trap`, a failed `assert`): the
+        launch ends in an error, judged like undefined behaviour (`undefined_if`)."""
+        self._fault_if(cond, what, "trap", None)
+
+    def _fault_if(self, cond, what: str, kind: str, error) -> None:
         d = self.d
         m = d.pand(self.mask, cond)
         certain = _certain(m)
@@ -648,20 +661,20 @@ class Executor:
             lane = int(np.flatnonzero(certain)[0])
             if error is not None:
                 raise error(f"{what} ({self.thread_name(lane)})", self.ins.loc)
-            raise UndefinedBehavior(f"undefined behaviour: {what}", self.ins.loc, self.k.name,
-                                    self.thread_name(lane), 0)
+            fault = Trap if kind == "trap" else UndefinedBehavior
+            raise fault(f"{kind}: {what}", self.ins.loc, self.k.name,
+                        self.thread_name(lane), 0)
         maybe = _maybe(m)
         if not maybe.any():
             return
         lanes = np.flatnonzero(maybe).tolist()
         if getattr(self.port, "exists_of_lane", None) is None:
-            raise ShapeMachineryNeeded(f"'{self.form.name}' may have undefined behaviour "
-                                       f"({what}) under a data-dependent condition",
-                                       self.ins.loc)
+            raise ShapeMachineryNeeded(f"'{self.form.name}' may have {kind} ({what}) under a "
+                                       f"data-dependent condition", self.ins.loc)
         from semantics.machine.symbolic_port import undefined_obligation
         self.port.obligations.append(undefined_obligation(
             f"'{self.form.name}': {what} (first: {self.thread_name(lanes[0])})", self.ins.loc,
-            [m[i] for i in lanes]))
+            [m[i] for i in lanes], kind))
 
     def may_meet_later(self, opcode: str) -> bool:
         """May a path waiting on the stack still reach an instruction of `opcode` (a warp
@@ -883,8 +896,8 @@ class Executor:
                                      instrs[block.start].loc)
             last = instrs[block.end - 1]
             if last.opcode in ("ret", "exit", "trap"):
-                if last.opcode == "trap" and d.may_any(self.mask):
-                    raise ExecutionError("the kernel executed 'trap'", last.loc)
+                if last.opcode == "trap":
+                    self.trap_if(d.pconst(True), "the kernel executed 'trap'")
                 self.exited = d.por(self.exited, self.mask)
                 if last.opcode == "exit" or self.caller is None:
                     self.thread_exits = d.por(self.thread_exits, self.mask)

@@ -17,6 +17,7 @@ from semantics.ir.nodes import Function, Instruction, Module, Variable
 from semantics.ir.operands import Addr, OperandList, Reg, Sym
 from semantics.ir.types import PtxType
 from semantics.machine.memory import SHARED_SPACING
+from semantics.machine.system_calls import is_system_call
 from semantics.ops import lookup
 
 _RANGE = re.compile(r"^(.*?)([0-9]+)$")
@@ -43,6 +44,8 @@ class PreparedKernel:
     const_size: int
     global_vars: dict[str, Variable]
     callees: dict[str, "PreparedKernel"] = field(default_factory=dict)
+    # runtime functions it calls (`semantics.machine.system_calls`: assert, printf)
+    system_calls: frozenset[str] = frozenset()
     _reg_types: dict[tuple[str, int], PtxType] = field(default_factory=dict)
     # Each .shared variable's first byte in a CTA's compact row (declaration order, packed:
     # the bytes the emulator stores), and its declared size (the dynamic array has none).
@@ -101,6 +104,7 @@ def _prepare_function(module: Module, fn: Function, done: dict[str, PreparedKern
                                    f"instruction in kernel {fn.name})", ins.loc)
         sems.append(sem)
     callees: dict[str, PreparedKernel] = {}
+    system_calls: set[str] = set()
     for ins in instrs:
         if ins.opcode == "call":
             name = _callee_name(ins)
@@ -109,6 +113,9 @@ def _prepare_function(module: Module, fn: Function, done: dict[str, PreparedKern
             if depth >= MAX_CALL_DEPTH:
                 raise UnsupportedError(f"calls nested deeper than {MAX_CALL_DEPTH} (recursion?) "
                                        f"are not supported", ins.loc)
+            if is_system_call(name, module.declarations.get(name)):
+                system_calls.add(name)
+                continue
             callee = module.functions.get(name)
             if callee is None or callee.kind != "func":
                 raise UnsupportedError(f"call of '{name}', which has no body in this module "
@@ -126,6 +133,7 @@ def _prepare_function(module: Module, fn: Function, done: dict[str, PreparedKern
         off += p.size_bytes or 0
     k = PreparedKernel(module, fn, build_cfg(fn), instrs, sems, param_offsets, {}, 0, None,
                        {}, 0, {}, 0, {}, callees)
+    k.system_calls = frozenset(system_calls)
     if fn.kind == "entry":
         _lay_out_memory(module, [k, *call_tree(k)])
     return k

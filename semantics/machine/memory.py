@@ -70,6 +70,13 @@ class UndefinedBehavior(MemoryFault):
     memory the kernel writes): a fault of the kernel, reported like one."""
 
 
+class Trap(MemoryFault):
+    """A thread stopped the launch on purpose: `trap`, or a failed device `assert`
+    (`call __assertfail`, `semantics.machine.system_calls`). The launch ends with an error
+    on a GPU, so, like a fault, in the candidate it refutes and in the reference it is an
+    error about the spec."""
+
+
 @dataclass(frozen=True, slots=True)
 class Allocation:
     name: str

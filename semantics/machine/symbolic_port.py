@@ -61,7 +61,8 @@ class ShapeObligation:
     `(conds, end)` of `reaches`, so that the verifier can evaluate it over every shape with
     numpy; the z3 term is only built when a solver needs it."""
 
-    kind: str      # "invalid address" | "out of bounds" | "undefined behaviour" | "read-only buffer"
+    kind: str      # "invalid address" | "out of bounds" | "undefined behaviour" | "trap"
+    #                | "read-only buffer"
     what: str
     loc: Any
     violation_term: Any = None
@@ -77,9 +78,11 @@ class ShapeObligation:
                       for conds, end in self.reaches])
 
 
-def undefined_obligation(what: str, loc, conds: list) -> "ShapeObligation":
-    """Undefined behaviour that happens where any of `conds` holds: must be unsatisfiable."""
-    return ShapeObligation("undefined behaviour", what, loc,
+def undefined_obligation(what: str, loc, conds: list,
+                         kind: str = "undefined behaviour") -> "ShapeObligation":
+    """Undefined behaviour (or, `kind` "trap", a trap) that happens where any of `conds`
+    holds: must be unsatisfiable."""
+    return ShapeObligation(kind, what, loc,
                            z3.Or([_bool(c) for c in conds]) if len(conds) > 1
                            else _bool(conds[0]))
 

@@ -25,13 +25,12 @@ import numpy as np
 import z3
 
 from semantics.errors import UnsupportedError
-from verifier.claim import symbolic_inputs
+from verifier.claim import symbolic_inputs, widened
 from verifier.counterexample import pretest, shape_text
 from verifier.feasibility import Feasibility
 from verifier.indexed import two_dimensional
 from verifier.run import Run
 from verifier.shape_plan import ShapeFallback, ShapePlan
-from verifier.spec import type_bits
 from verifier.stages import PIPELINE, Execution, Maximal, Undecided, run_stages
 from verifier.symbolic_cta import CtaAxes, CtaMismatch, cta_axes, shared
 from verifier.verdict import INCONCLUSIVE, StageStatus, Verdict
@@ -95,7 +94,7 @@ def _execution(run: Run, sp: ShapePlan, fixed: dict[str, int], seed: int, indexe
     values, constraints, variables = symbolic_inputs(spec, fixed, sp.lengths)
     env64: dict[str, Any] = {n: v for n, v in fixed.items()}
     for n in sp.names:
-        env64[n] = _widen(values[n], spec.param(n))
+        env64[n] = widened(values[n], spec.param(n))
     for a in spec.assume:
         c = a.to_z3(env64)
         if c is False:
@@ -109,12 +108,28 @@ def _execution(run: Run, sp: ShapePlan, fixed: dict[str, int], seed: int, indexe
         # (the axes' range, for the solver: a model is then a CTA of the largest grid)
         constraints += [z3.ULT(v, d) for v, d in zip(ids.values(), cta.dims)]
     # Each kernel's points: shapes (times its CTAs); one object when both share them.
-    feass = {r: Feasibility(sp, values, constraints, cta=ctas[r] if ctas else None)
+    ranges = element_ranges(spec, fixed, sp.shapes, variables)
+    feass = {r: Feasibility(sp, values, constraints, cta=ctas[r] if ctas else None,
+                            ranges=ranges)
              for r in (("reference", "candidate") if apart else ("reference",))}
     if not apart:
         feass["candidate"] = feass["reference"]
     m = Maximal(sp, env64, feass, ctas, indexed, _described(sp, fixed, ctas, apart))
     return Execution(fixed, seed, values, constraints, variables, m)
+
+
+def element_ranges(spec, fixed: dict[str, int], shapes, variables: dict
+                   ) -> dict[str, tuple[int, int]]:
+    """Each input element with a declared range: its widest (lo, hi) over the allowed
+    shapes (each shape's range checked: an empty one is a located error)."""
+    widest: dict[str, tuple[int, int]] = {}
+    for p in spec.buffers:
+        if p.elements is None:
+            continue
+        ends = [p.element_bounds(dict(fixed, **shape)) for shape in shapes]
+        widest[p.name] = (min(lo for lo, _ in ends), max(hi for _, hi in ends))
+    return {name: widest[pname] for name, (pname, idx, _) in variables.items()
+            if idx is not None and pname in widest}
 
 
 def _described(sp: ShapePlan, fixed: dict[str, int], ctas: dict[str, CtaAxes] | None,
@@ -128,14 +143,6 @@ def _described(sp: ShapePlan, fixed: dict[str, int], ctas: dict[str, CtaAxes] | 
         what += ("; one symbolic CTA per kernel (" + ", ".join(
             f"{r}: {c.per_shape} CTA(s) of its largest grid" for r, c in ctas.items()) + ")")
     return what
-
-
-def _widen(v, p) -> Any:
-    """A scalar variable as the 64-bit value launch expressions compute with."""
-    bits = type_bits(p.type)
-    if bits >= 64:
-        return v
-    return z3.SignExt(64 - bits, v) if p.type.startswith("s") else z3.ZeroExt(64 - bits, v)
 
 
 __all__ = ["check_shapes"]

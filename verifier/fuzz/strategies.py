@@ -467,7 +467,27 @@ def from_param(param: ParamSpec, length: int | None = None,
             raise InvalidArgument(f"scalars= lacks {', '.join(missing)}, needed for the length "
                                   f"{param.length.text!r} of {param.name!r}")
         length = param.length_of(scalars)
-    return arrays(param.type, length, finite=finite, real=real)
+    s = arrays(param.type, length, finite=finite, real=real)
+    if param.elements is None:
+        return s
+    missing = sorted((param.elements[0].names | param.elements[1].names) - set(scalars or {}))
+    if missing:
+        raise InvalidArgument(f"scalars= lacks {', '.join(missing)}, needed for the element "
+                              f"range of {param.name!r}")
+    return within(s, param.element_bounds(scalars or {}))
+
+
+def within(s, bounds: tuple[int, int]):
+    """Integer arrays drawn by `s`, wrapped into the inclusive `bounds` (a buffer's element
+    range): v -> lo + (v - lo) mod (hi - lo + 1), so 0 stays 0 where the range holds it and
+    shrinking still moves towards it."""
+    lo, hi = bounds
+    n = hi - lo + 1
+
+    def wrap(a: np.ndarray) -> np.ndarray:
+        v = (a.astype(object) - lo) % n + lo
+        return v.astype(a.dtype)
+    return s.map(wrap)
 
 
 def from_spec(spec: PairSpec, *, finite: bool = False, real: bool | None = None,
@@ -486,7 +506,7 @@ def from_spec(spec: PairSpec, *, finite: bool = False, real: bool | None = None,
             if p.is_scalar:
                 out[p.name] = scalars[p.name]
             else:
-                out[p.name] = d(arrays(p.type, p.length_of(scalars), finite=finite, real=real))
+                out[p.name] = d(from_param(p, scalars=scalars, finite=finite, real=real))
         return out
     del buffers
     return draw()

@@ -108,14 +108,17 @@ def draw_scalars(spec: PairSpec, rng: np.random.Generator,
     raise KeqError(msg)
 
 
-def random_buffer(p: ParamSpec, n: int, rng: np.random.Generator) -> np.ndarray:
-    """n elements of p's type with uniformly random bit patterns (NaNs and infs included)."""
+def random_buffer(p: ParamSpec, n: int, rng: np.random.Generator,
+                  bounds: tuple[int, int] | None = None) -> np.ndarray:
+    """n elements of p's type with uniformly random bit patterns (NaNs and infs included);
+    integers within `bounds` (the buffer's element range at this shape) when given."""
     if n == 0:
         return np.zeros(0, dtype=p.dtype)
     dt = p.dtype
     if dt.kind in "iu":
         info = np.iinfo(dt)
-        return rng.integers(info.min, info.max, size=n, dtype=dt, endpoint=True)
+        lo, hi = bounds if bounds is not None else (info.min, info.max)
+        return rng.integers(lo, hi, size=n, dtype=dt, endpoint=True)
     raw = rng.integers(0, 256, size=n * dt.itemsize, dtype=np.uint8)
     return raw.view(dt).copy()
 
@@ -123,11 +126,13 @@ def random_buffer(p: ParamSpec, n: int, rng: np.random.Generator) -> np.ndarray:
 def make_inputs(spec: PairSpec, scalars: Mapping[str, Any],
                 rng: np.random.Generator) -> dict[str, Any]:
     """Every param's initial value by name: the scalars as given, every buffer (in, inout, out
-    and scratch alike) filled with random bit patterns of its element type."""
+    and scratch alike) filled with random bit patterns of its element type (within its
+    element range, if it has one)."""
     out: dict[str, Any] = {}
     for p in spec.params:
         if p.is_scalar:
             out[p.name] = scalars[p.name]
         else:
-            out[p.name] = random_buffer(p, p.length_of(scalars), rng)
+            out[p.name] = random_buffer(p, p.length_of(scalars), rng,
+                                        p.element_bounds(scalars))
     return out

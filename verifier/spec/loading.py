@@ -11,17 +11,17 @@ from pathlib import Path
 from typing import Any
 
 from semantics.errors import KeqError, SourceLoc
+from verifier.spec.domains import ParamDomains, toml_type_name as _tname
 from verifier.spec.errors import SpecError
 from verifier.spec.expressions import FUNCTIONS, KEYWORDS, Expr, ExprError, Node, parse_expr
 from verifier.spec.model import (ACCESS, ARCHS, CLAIM_NAMES, EXPECTS, MODES, TYPES, PairSpec,
-                                 ParamSpec, Side, float_bits, float_value, int_bounds,
-                                 is_float_type, type_bits)
+                                 ParamSpec, Side, int_bounds, type_bits)
 from verifier.spec.toml_locations import SpecFile, key_text
 
 TOP_KEYS = ("name", "description", "mode", "expect", "assume", "allow", "target_assumptions",
             "arch", "reference", "candidate", "param")
 SIDE_KEYS = ("ptx", "sass", "cubin", "kernel", "grid", "block", "args", "dynamic_shared")
-BUFFER_KEYS = ("name", "buffer", "length", "access")
+BUFFER_KEYS = ("name", "buffer", "length", "access", "range")
 SCALAR_KEYS = ("name", "scalar", "range", "values")
 
 
@@ -57,7 +57,7 @@ def loads_spec(text: str, path: str | Path = "<spec>") -> PairSpec:
     return _Loader(ctx, doc).spec()
 
 
-class _Loader:
+class _Loader(ParamDomains):
     def __init__(self, ctx: SpecFile, doc: dict) -> None:
         self.ctx = ctx
         self.doc = doc
@@ -150,7 +150,8 @@ class _Loader:
             ParamSpec(p.name, p.kind, p.type,
                       self.expr(self.doc["param"][i]["length"], ("param", i, "length"),
                                 scalars=int_scalars, what="length")
-                      if p.is_buffer else None, p.access, p.range, p.values)
+                      if p.is_buffer else None, p.access, p.range, p.values,
+                      self.element_range(p, ("param", i), int_scalars) if p.is_buffer else None)
             for i, p in enumerate(params))
         assume: list[Expr] = []
         if "assume" in d:
@@ -243,64 +244,6 @@ class _Loader:
                 rng, vals = self.scalar_domain(t, path, typ, name)
                 out.append(ParamSpec(name, "scalar", typ, None, None, rng, vals))
         return out
-
-    def scalar_domain(self, t: dict, path: tuple, typ: str, name: str):
-        """(range, values) of a scalar param, each None when not given. A float scalar's
-        numbers are stored as Python floats (they are rounded to the type where used)."""
-        what = f"param {name!r}"
-        rng, vals = None, None
-        num = (int, float) if is_float_type(typ) else int
-        numname = "numbers" if is_float_type(typ) else "integers"
-        conv = float if is_float_type(typ) else int
-        if "range" in t and "values" in t:
-            raise self.err(f"{what} has both 'range' and 'values'; give one",
-                           path + ("values",), prefer="key")
-        if "range" in t:
-            r = t["range"]
-            if (not isinstance(r, list) or len(r) != 2
-                    or any(isinstance(x, bool) or not isinstance(x, num) for x in r)):
-                raise self.err(f"range of {name!r} must be [lo, hi], two {numname}",
-                               path + ("range",))
-            for j, x in enumerate(r):
-                self._in_type(x, typ, path + ("range", j), name)
-            if r[0] > r[1]:
-                raise self.err(f"range of {name!r} is empty: {r[0]} > {r[1]}",
-                               path + ("range",))
-            rng = (conv(r[0]), conv(r[1]))
-        if "values" in t:
-            v = t["values"]
-            if not isinstance(v, list) or not v:
-                raise self.err(f"values of {name!r} must be a non-empty list",
-                               path + ("values",))
-            for j, x in enumerate(v):
-                if isinstance(x, bool) or not isinstance(x, num):
-                    raise self.err(f"values of {name!r} must be {numname}, found "
-                                   f"{_tname(x)}", path + ("values", j))
-                self._in_type(x, typ, path + ("values", j), name)
-            # (floats: one entry per bit pattern, so -0.0 and 0.0 are two values, and two
-            # spellings of one value are one)
-            seen: dict = {}
-            for x in v:
-                seen.setdefault(float_bits(typ, x) if is_float_type(typ) else x, conv(x))
-            vals = tuple(seen.values())
-        return rng, vals
-
-    def _in_type(self, x, typ: str, path: tuple, name: str) -> None:
-        if is_float_type(typ):
-            # A float claim covers finite values only: NaN has many bit patterns and compares
-            # false (a NaN bound is an empty range), and certificates hold JSON numbers.
-            if isinstance(x, float) and (x != x or x in (float("inf"), float("-inf"))):
-                raise self.err(f"{x} is not a finite number ({name!r} is {typ}; give finite "
-                               f"bounds and values)", path)
-            big = float_value(typ, float_bits(typ, x))
-            if big in (float("inf"), float("-inf")):
-                top = float_value(typ, float_bits(typ, float("inf")) - 1)
-                raise self.err(f"{x} is outside the {typ} range of {name!r} (it rounds to "
-                               f"{big}; the largest finite {typ} is {top!r})", path)
-            return
-        lo, hi = int_bounds(typ)
-        if not lo <= x <= hi:
-            raise self.err(f"{x} is outside the {typ} range [{lo}, {hi}] of {name!r}", path)
 
     def side(self, role: str, params: tuple[ParamSpec, ...], int_scalars: dict) -> Side:
         t = self.doc[role]
@@ -497,22 +440,6 @@ class _Loader:
                     file if key == "sass" else None, dyn, tuple(arg_names), module, isa=key,
                     param_types=tuple("u64" if byname[n].is_buffer else byname[n].type
                                       for n in arg_names), read_only=_inputs(params))
-
-
-def _tname(v) -> str:
-    if isinstance(v, bool):
-        return "a boolean"
-    if isinstance(v, int):
-        return "an integer"
-    if isinstance(v, float):
-        return "a float"
-    if isinstance(v, str):
-        return "a string"
-    if isinstance(v, list):
-        return "an array"
-    if isinstance(v, dict):
-        return "a table"
-    return type(v).__name__
 
 
 def _inputs(params) -> frozenset[str]:

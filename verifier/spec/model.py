@@ -35,6 +35,7 @@ CLAIM_NAMES: dict[str, dict[str, str]] = {
         "benign-write-races": "two threads storing the same value to one address without "
                               "synchronisation are not reported as a race",
         "nan-any": "a NaN output equals any NaN output: NaN payloads are not compared",
+        "printf-ignored": "what the kernels print with printf is not compared",
     },
     "target_assumptions": {
         "f32-nan-canonical": "every f32 NaN result is 0x7FFFFFFF",
@@ -130,6 +131,9 @@ class ParamSpec:
     access: str | None = None          # buffers: in | out | inout | scratch
     range: tuple | None = None         # scalars: inclusive (lo, hi)
     values: tuple | None = None        # scalars: allowed values
+    # integer `in`/`inout` buffers: every element's inclusive range (expressions over the
+    # integer scalars), assumed for the inputs: a gather's indices (`wte[inp[i] * C + c]`)
+    elements: tuple[Expr, Expr] | None = None
 
     @property
     def is_buffer(self) -> bool:
@@ -155,6 +159,29 @@ class ParamSpec:
             raise self.length._error(f"length of {self.name!r} is {n} (negative) at "
                                      + ", ".join(f"{k}={scalars[k]}" for k in sorted(self.length.names)))
         return n
+
+    def element_bounds(self, scalars: Mapping[str, int]) -> tuple[int, int] | None:
+        """The inclusive range of this buffer's elements at one shape, or None (any value);
+        a located error when it is empty or leaves the element type."""
+        if self.elements is None:
+            return None
+        lo, hi = (e.eval(scalars) for e in self.elements)
+        tlo, thi = int_bounds(self.type)
+        at = ", ".join(f"{k}={scalars[k]}" for k in sorted(
+            self.elements[0].names | self.elements[1].names))
+        if lo > hi:
+            raise self.elements[0]._error(f"the range of {self.name!r}'s elements is empty: "
+                                          f"{lo} > {hi}" + (f" at {at}" if at else ""))
+        if lo < tlo or hi > thi:
+            raise self.elements[0]._error(
+                f"the range [{lo}, {hi}] of {self.name!r}'s elements leaves its type "
+                f"{self.type} [{tlo}, {thi}]" + (f" at {at}" if at else ""))
+        return lo, hi
+
+    def element_text(self) -> str:
+        """The element range as the claim prints it."""
+        lo, hi = self.elements
+        return f"{lo.text} <= {self.name}[*] <= {hi.text}"
 
     def allows(self, value) -> bool:
         """Whether a scalar value is in this param's range/values (and its type). A float
