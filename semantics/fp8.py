@@ -52,7 +52,8 @@ class Fp8Format:
     def is_nan(self, bits: int) -> bool:
         mag = bits & 0x7F
         if self.has_inf:
-            return mag >> self.mbits == (1 << self.ebits) - 1 and bool(mag & ((1 << self.mbits) - 1))
+            top = (1 << self.ebits) - 1
+            return mag >> self.mbits == top and bool(mag & ((1 << self.mbits) - 1))
         return mag == 0x7F
 
     def decode(self, bits: int) -> tuple[bool, int, int] | str:
