@@ -450,6 +450,13 @@ FORMS: list[FormCase] = [
     case("cvt.rn.ftz.T.T", "cvt.rn.ftz.f32.f64 %d, %a", "d:f32 a:f64"),
     case("cvt.rn.satfinite.T.T", "cvt.rn.satfinite.f16.f32 %d, %a", "d:f16 a:f32"),
     case("cvt.rn.satfinite.T.T", "cvt.rn.satfinite.bf16.f32 %d, %a", "d:bf16 a:f32"),
+    # fp8 (semantics/ops/convert_fp8.py)
+    *[case("extra", f"cvt.rn.satfinite{r}.{t}.f32 %d, %a, %b", "d:b16 a,b:f32")
+      for t in ("e4m3x2", "e5m2x2") for r in ("", ".relu")],
+    *[case("extra", f"cvt.rn.satfinite.{t}.f16x2 %d, %a", "d:b16 a:f16x2")
+      for t in ("e4m3x2", "e5m2x2")],
+    *[case("extra", f"cvt.rn{r}.f16x2.{t} %d, %a", "d:f16x2 a:b16")
+      for t in ("e4m3x2", "e5m2x2") for r in ("", ".relu")],
     # the rest of the bit family (tier 3)
     *[case("extra", f"cnot.{t} %d, %a", f"d,a:{t}") for t in ("b16", "b32", "b64")],
     *[case("extra", f"shf.{lr}.{m}.b32 %d, %a, %b, %c", "d,a,b,c:b32")

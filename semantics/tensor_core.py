@@ -34,6 +34,7 @@ import numpy as np
 
 from semantics.domains.base import FP_FORMATS
 from semantics.domains.fp_numpy import round_fraction
+from semantics.fp8 import FP8
 
 CANONICAL_NAN = 0x7FFFFFFF
 NANS = {"f16": 0x7FFF, "f32": 0x7FFFFFFF, "f64": 0x7FFFFFFFFFFFFFFF}
@@ -55,10 +56,8 @@ def decode(fmt: str, bits: int) -> Term | str:
     """A bit pattern of `fmt` as an exact term, or "nan", "+inf", "-inf"."""
     if fmt == "tf32":
         fmt, bits = "f32", bits & ~TF32_IGNORED
-    if fmt == "e4m3":
-        return _decode_e4m3(bits)
-    if fmt == "e5m2":                # IEEE-like: 5 exponent bits, 2 fraction bits, bias 15
-        return _decode_bits(bits, 5, 2)
+    if fmt in FP8:                   # e4m3, e5m2: semantics/fp8.py
+        return FP8[fmt].decode(bits)
     ebits, sbits = FP_FORMATS[fmt]
     return _decode_bits(bits, ebits, sbits - 1)
 
@@ -73,18 +72,6 @@ def _decode_bits(bits: int, ebits: int, mbits: int) -> Term | str:
     bias = (1 << (ebits - 1)) - 1
     sig = f | (1 << mbits) if e else f          # subnormals are exact too
     return neg, sig, max(e, 1) - bias - mbits
-
-
-def _decode_e4m3(bits: int) -> Term | str:
-    """e4m3 (OCP FP8, NVIDIA's E4M3: 4 exponent bits, bias 7, 3 fraction bits): no
-    infinities; S.1111.111 is NaN, and the other patterns of exponent 1111 are normal
-    numbers (up to 448)."""
-    neg = bool(bits >> 7 & 1)
-    e, f = bits >> 3 & 0xF, bits & 0x7
-    if e == 0xF and f == 0x7:
-        return "nan"
-    sig = f | 8 if e else f
-    return neg, sig, max(e, 1) - 7 - 3
 
 
 def _special(products: list, c, out: str = "f32") -> int | None:

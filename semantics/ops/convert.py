@@ -20,7 +20,8 @@
   the canonical NaN, as the ISA says.
 - cvt.rn{.relu}{.satfinite}.{f16x2,bf16x2}.f32 d, a, b: d = {cvt(a) in the high half, cvt(b)
   in the low half}.
-Everything else (fp8/tf32/fp6/fp4 formats, .rna, .rs, other combinations) resolves to None.
+The fp8 forms (.e4m3x2/.e5m2x2) are semantics/ops/convert_fp8.py's. Everything else (tf32,
+fp6, fp4 formats, .rna, .rs, other combinations) resolves to None.
 """
 
 from __future__ import annotations
