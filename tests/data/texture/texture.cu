@@ -1,4 +1,4 @@
-// Kernel pairs for textures and surfaces (tests/golden/test_texture.py; specs *.toml).
+// Kernel pairs for textures and surfaces (tests/golden/test_texture_pairs.py; specs *.toml).
 // nvcc -arch=sm_80 -ptx texture.cu -o texture.ptx
 #include <cuda_runtime.h>
 
