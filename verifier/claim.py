@@ -189,8 +189,10 @@ def claim_text(spec: PairSpec, fixed: dict[str, int]) -> str:
     if spec.arch or _uses_tensor_cores(spec):
         arch = f"; tensor cores as on {spec.arch or DEFAULT_ARCH}" + ("" if spec.arch else
                                                                        " (the default arch)")
+    views = "".join(f"; {v.claim_text()}" for v in getattr(spec, "views", ()))
     return (f"{spec.name}: {spec.candidate.kernel} == {spec.reference.kernel} ({spec.mode}) "
-            f"for {', '.join(parts) or 'the launch'}{assume}, every input{allow}{target}{arch}")
+            f"for {', '.join(parts) or 'the launch'}{assume}, every input{allow}{target}{arch}"
+            f"{views}")
 
 
 def _uses_tensor_cores(spec: PairSpec) -> bool:

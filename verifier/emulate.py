@@ -53,7 +53,8 @@ def run_side(side: Side, values: Mapping[str, Any], scalars: Mapping[str, Any], 
     args = side.kernel_args(values)
     k = prepared if prepared is not None else prepare_side(side)
     result = run_kernel(k, None, grid, block, args, dynamic_shared=side.dynamic_shared,
-                        read_only=side.read_only_params(k.fn.params), **run_kw)
+                        read_only=side.read_only_params(k.fn.params),
+                        views=side.views_at(scalars) if side.views else None, **run_kw)
     kparams = k.fn.params
     final: dict[str, Any] = dict(values)
     for name, kp in zip(side.arg_names, kparams):

@@ -672,9 +672,10 @@ class Executor:
             raise ShapeMachineryNeeded(f"'{self.form.name}' may have {kind} ({what}) under a "
                                        f"data-dependent condition", self.ins.loc)
         from semantics.machine.symbolic_port import undefined_obligation
+        # (in a maximal launch, only where the lane's CTA exists at the shape)
         self.port.obligations.append(undefined_obligation(
             f"'{self.form.name}': {what} (first: {self.thread_name(lanes[0])})", self.ins.loc,
-            [m[i] for i in lanes], kind))
+            [self.port.own_condition(m[i], i) for i in lanes], kind))
 
     def may_meet_later(self, opcode: str) -> bool:
         """May a path waiting on the stack still reach an instruction of `opcode` (a warp

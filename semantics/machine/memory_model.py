@@ -43,6 +43,14 @@ def strength(form) -> Strength:
     return WEAK
 
 
+def non_coherent(form) -> bool:
+    """Does the access read through the non-coherent path, so the bytes must be read-only
+    for the whole launch? `ld.global.nc` (PTX ISA, ld.global.nc) and texture fetches (CUDA
+    Programming Guide: the texture cache is not kept coherent with global or surface writes
+    within a kernel call, so such a fetch returns undefined data)."""
+    return form.opcode == "tex" or form.has("nc")
+
+
 def morally_strong(a: Strength, b: Strength, same_cta: bool, same_bytes: bool) -> bool:
     """Are two accesses of these strengths morally strong relative to each other?"""
     if not (a.strong and b.strong and same_bytes):
@@ -50,4 +58,4 @@ def morally_strong(a: Strength, b: Strength, same_cta: bool, same_bytes: bool) -
     return same_cta or (a.scope != "cta" and b.scope != "cta")
 
 
-__all__ = ["Strength", "WEAK", "strength", "morally_strong"]
+__all__ = ["Strength", "WEAK", "strength", "morally_strong", "non_coherent"]

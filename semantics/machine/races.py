@@ -25,7 +25,7 @@ import numpy as np
 
 from semantics.machine.happens_before import HappensBefore
 from semantics.machine.memory import UndefinedBehavior
-from semantics.machine.memory_model import strength
+from semantics.machine.memory_model import non_coherent, strength
 
 
 @dataclass
@@ -138,7 +138,7 @@ class RaceDetector:
         writes = kind in ("w", "a")
         self._against_flights(x, region, idx, kind, lane_of, addr)
         if region == "global":
-            self._noncoherent(x, sh, idx, tid, kind == "r" and x.form.has("nc"), writes)
+            self._noncoherent(x, sh, idx, tid, kind == "r" and non_coherent(x.form), writes)
         if power.strong and kind in ("r", "a"):
             self._acquire(x, sh, idx, nbytes, tid, ep, power)
         self._against_writes(x, sh, idx, here)
@@ -291,7 +291,7 @@ class RaceDetector:
         return out
 
     def _noncoherent(self, x, sh: _Shadow, idx, tid, nc: bool, writes: bool) -> None:
-        """An `ld.global.nc` of bytes the kernel writes, before or after, by any thread:
+        """An `ld.global.nc` or `tex` (`non_coherent`) of bytes the kernel writes, before or after, by any thread:
         undefined behaviour (PTX ISA, ld.global.nc: the data must be read-only for the
         lifetime of the kernel), raised as a fault of the kernel."""
         if not (nc or writes):
@@ -307,10 +307,10 @@ class RaceDetector:
         o_tid, o_ins = (int(v) for v in other[idx[k]])
         lane = int(np.flatnonzero(x.global_tid == tid[k])[0])
         if nc:
-            what = (f"ld.global.nc of memory the kernel writes (written by "
+            what = (f"{x.form.name} (non-coherent) of memory the kernel writes (written by "
                     f"{x.thread_name_of(o_tid)} at {self.locs[o_ins]})")
         else:
-            what = (f"a write to memory the kernel reads with ld.global.nc (by "
+            what = (f"a write to memory the kernel reads non-coherently (ld.global.nc, tex; by "
                     f"{x.thread_name_of(o_tid)} at {self.locs[o_ins]})")
         raise UndefinedBehavior(f"undefined behaviour: {what}", x.ins.loc, x.k.name,
                                 x.thread_name(lane), 0)

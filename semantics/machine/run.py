@@ -19,6 +19,7 @@ from semantics.machine.kernel import PreparedKernel, prepare
 from semantics.machine.layout import for_launch, shared_row_size, shared_vars
 from semantics.machine.memory import ConcreteMemory, GlobalLayout
 from semantics.machine.races import RaceDetector
+from semantics.machine.views import View, view_key
 
 Dim3 = tuple[int, int, int]
 
@@ -78,7 +79,8 @@ def run_kernel(module: Module | PreparedKernel, kernel: str | None, grid, block,
                ctas_per_batch: int | None = None, max_steps: int | None = None,
                detect_races: bool = False, coverage: bool = False,
                shared_fill: int | None = None, choices: Choices | None = None,
-               tag: str = "k", read_only: Collection[str] = ()) -> LaunchResult:
+               tag: str = "k", read_only: Collection[str] = (),
+               views: Mapping[int, View] | None = None) -> LaunchResult:
     """Run `kernel` with `args` in .entry parameter order (or a mapping by PTX param name).
 
     numpy arrays become global buffers (pointer parameters get their addresses); other values
@@ -90,6 +92,8 @@ def run_kernel(module: Module | PreparedKernel, kernel: str | None, grid, block,
     lane order), `tag` names this run in the names of those values (a pair's role);
     `shared_fill`, when given, is the byte every CTA's shared memory holds at launch;
     `read_only` names the buffer parameters the kernel must not write (a write faults).
+    `views` (parameter index -> `View`): the parameters that are texture or surface objects;
+    each is passed a numpy array (its texels) and the kernel gets its address as the handle.
     """
     choices = choices if choices is not None else Choices()
     k = module if isinstance(module, PreparedKernel) else prepare(module, kernel)
@@ -127,6 +131,7 @@ def run_kernel(module: Module | PreparedKernel, kernel: str | None, grid, block,
     for name, var in k.global_vars.items():
         a = layout.allocate(f"global:{name}", var.size_bytes or 0)
         param_values[("global-var", name)] = a.base
+    add_views(params, param_values, views)
     mem = ConcreteMemory(layout, buffers, read_only=frozenset(read_only))
     races = RaceDetector(threads, choices.target.benign_write_races) if detect_races else None
     port = ConcretePort(mem, races=races)
@@ -176,6 +181,16 @@ def run_kernel(module: Module | PreparedKernel, kernel: str | None, grid, block,
         writers = {name: _last_writer(races, geom, a.base - mem.base)
                    for name, (a, v) in allocs.items()}
     return LaunchResult(out, tuple(effects), cov, writers)
+
+
+def add_views(params, param_values: dict, views: Mapping[int, View] | None) -> None:
+    """Record each texture or surface object under its handle (its buffer's address)."""
+    for i, view in (views or {}).items():
+        value = param_values.get(params[i].name)
+        if value is None or params[i].type.bits != 64:
+            raise KeqError(f"parameter {params[i].name} of the texture or surface "
+                           f"'{view.name}' is not a 64-bit handle")
+        param_values[view_key(value[0])] = view
 
 
 def _global_tids(geom: Geometry) -> np.ndarray:

@@ -684,6 +684,10 @@ class SymbolicPort:
             self.chains[chain.get_id()] = (chain, off, words, last)
         return chain
 
+    def own_condition(self, cond, lane: int):
+        """`cond` of `lane` where its CTA exists (`_own`), for the executor's obligations."""
+        return self._own(cond, lane)
+
     def _own(self, cond, lane: int):
         """The lane's condition with its CTA's existence: a CTA that is not launched reads
         nothing (shared-memory accesses do not carry it, see `_places`)."""

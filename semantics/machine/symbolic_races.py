@@ -30,7 +30,7 @@ import z3
 
 from semantics.domains import z3raw
 from semantics.errors import UnsupportedError
-from semantics.machine.memory_model import Strength, morally_strong, strength
+from semantics.machine.memory_model import Strength, morally_strong, non_coherent, strength
 
 
 class Conjunction(NamedTuple):
@@ -120,7 +120,7 @@ class SymbolicRaceLog:
         per_lane: dict[int, tuple] = {}
         loc, where = x.ins.loc, np.asarray(flat).tolist()
         power = strength(x.form)
-        if kind == "r" and x.form.has("nc"):
+        if kind == "r" and non_coherent(x.form):
             kind = "n"
         order = getattr(x, "atomic_class", "*") if kind == "a" else ""
         serial = getattr(x, "async_copy", None)
@@ -311,7 +311,7 @@ class SymbolicRaceLog:
         """Add the conflicting pairs among `accs` to `by_site`: accesses to one place, or
         (`mixed`) to overlapping places, of which only pairs that share a byte are kept;
         returns `checked` plus the pairs examined."""
-        names = {"r": "read", "w": "write", "a": "atomic", "n": "ld.global.nc read"}
+        names = {"r": "read", "w": "write", "a": "atomic", "n": "non-coherent read (ld.global.nc, tex)"}
         writes = [a for a in accs if a.kind == "w"]
         atomics = [a for a in accs if a.kind == "a"]
         reads = [a for a in accs if a.kind in ("r", "n")]

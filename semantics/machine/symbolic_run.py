@@ -20,7 +20,8 @@ from semantics.machine.indexed_buffers import IndexedAccess
 from semantics.machine.kernel import PreparedKernel
 from semantics.machine.layout import for_launch, shared_row_size, shared_vars
 from semantics.machine.memory import ConcreteMemory, GlobalLayout
-from semantics.machine.run import scalar_bits
+from semantics.machine.run import add_views, scalar_bits
+from semantics.machine.views import View
 from semantics.machine.pending_sums import SumParts
 from semantics.machine.symbolic_races import RacePair, SymbolicRaceLog
 from semantics.machine.symbolic_port import LaunchShape, ShapeObligation, SymbolicPort
@@ -54,7 +55,8 @@ def run_symbolic(k: PreparedKernel, grid: tuple[int, int, int], block: tuple[int
                  settle=None, possible=None,
                  indexed: dict[str, tuple[str, str]] | None = None,
                  choices: Choices | None = None, tag: str = "k",
-                 read_only: Collection[str] = ()) -> SymbolicLaunch:
+                 read_only: Collection[str] = (),
+                 views: Mapping[int, View] | None = None) -> SymbolicLaunch:
     """`shape` makes this a maximal launch standing for every shape it allows (see
     `semantics.machine.symbolic_port`); `special_terms` gives special registers symbolic
     values (%nctaid); `detect_races` logs every access with its condition and returns the
@@ -67,7 +69,8 @@ def run_symbolic(k: PreparedKernel, grid: tuple[int, int, int], block: tuple[int
     symbolic offsets (`semantics.machine.indexed_buffers`), their accesses come back in
     `indexed`. `tag` names this run in the names of the values the PTX ISA leaves open
     (`semantics.choices`; a pair's role), and `choices.target` holds the claim's assumptions
-    about the target GPU. `read_only` names the buffer parameters the kernel must not write."""
+    about the target GPU. `read_only` names the buffer parameters the kernel must not write.
+    `views`: the texture and surface object parameters, as `run_kernel` takes them."""
     params = k.fn.params
     if len(args) != len(params):
         raise ValueError(f"{k.name} takes {len(params)} arguments, {len(args)} given")
@@ -92,6 +95,7 @@ def run_symbolic(k: PreparedKernel, grid: tuple[int, int, int], block: tuple[int
     for name, var in k.global_vars.items():
         alloc = layout.allocate(f"global:{name}", var.size_bytes or 0)
         values[("global-var", name)] = alloc.base
+    add_views(params, values, views)
     mem = ConcreteMemory(layout, {}, read_only=frozenset(read_only))
     benign = choices is not None and choices.target.benign_write_races
     port = SymbolicPort(mem, races=SymbolicRaceLog(block[0] * block[1] * block[2], benign)

@@ -17,6 +17,7 @@ from verifier.spec.expressions import FUNCTIONS, KEYWORDS, Expr, ExprError, Node
 from verifier.spec.model import (ACCESS, ARCHS, CLAIM_NAMES, EXPECTS, MODES, TYPES, PairSpec,
                                  ParamSpec, Side, int_bounds, type_bits)
 from verifier.spec.toml_locations import SpecFile, key_text
+from verifier.spec.views import load_view, resolve_view
 
 TOP_KEYS = ("name", "description", "mode", "expect", "assume", "allow", "target_assumptions",
             "arch", "reference", "candidate", "param")
@@ -145,6 +146,7 @@ class _Loader(ParamDomains):
             self.need(d, side, (), "the spec", dict, f"a table [{side}]")
         params = self.params()
         int_scalars = {p.name: p for p in params if p.is_scalar and not p.is_float}
+        buffers = {p.name: p for p in params if p.is_buffer}
         # lengths are checked once all params are known
         params = tuple(
             ParamSpec(p.name, p.kind, p.type,
@@ -152,7 +154,11 @@ class _Loader(ParamDomains):
                                 scalars=int_scalars, what="length")
                       if p.is_buffer else None, p.access, p.range, p.values,
                       self.element_range(p, ("param", i), int_scalars) if p.is_buffer else None)
-            for i, p in enumerate(params))
+            for i, p in ((self.order.index(p.name), p) for p in params))
+        buffers = {p.name: p for p in params if p.is_buffer}
+        self.views = {name: resolve_view(self, kind, t, ("param", i), name, buffers,
+                                         int_scalars)
+                      for name, (i, kind, t) in self.raw_views.items()}
         assume: list[Expr] = []
         if "assume" in d:
             a = d["assume"]
@@ -173,14 +179,15 @@ class _Loader(ParamDomains):
         ref = self.side("reference", params, int_scalars)
         cand = self.side("candidate", params, int_scalars)
         if ref.args is not None or cand.args is not None:
-            used = set(ref.arg_names) | set(cand.arg_names)
+            used = set(ref.arg_names) | set(cand.arg_names) | \
+                {v.name for _, v in ref.views + cand.views}
             for i, p in enumerate(params):
                 if p.name not in used:
                     raise self.err(f"param {p.name!r} is passed to neither kernel (add it to "
                                    f"an `args` list or remove it)", ("param", i, "name"))
         arch = self.choice(self.doc, "arch", (), "arch", ARCHS) if "arch" in self.doc else ""
         return PairSpec(self.ctx.path, name, mode, expect, tuple(assume), description, ref,
-                        cand, params, allow, targets, arch)
+                        cand, params, allow, targets, arch, tuple(self.views.values()))
 
     def names(self, key: str) -> tuple[str, ...]:
         """`allow` / `target_assumptions`: a list of names from `CLAIM_NAMES[key]`."""
@@ -207,6 +214,8 @@ class _Loader(ParamDomains):
         if not plist:
             raise self.err("no [[param]] entries", ("param",))
         self.all_params = {}
+        self.order: list[str] = []          # every param name, texture and surface included
+        self.raw_views: dict[str, tuple] = {}
         out = []
         for i, t in enumerate(plist):
             path = ("param", i)
@@ -219,7 +228,12 @@ class _Loader(ParamDomains):
             if name in self.all_params:
                 raise self.err(f"duplicate param name {name!r}", path + ("name",))
             self.all_params[name] = t
+            self.order.append(name)
             what = f"param {name!r}"
+            if "texture" in t or "surface" in t:
+                kind, t = load_view(self, t, path, name)
+                self.raw_views[name] = (i, kind, t)
+                continue
             has_b, has_s = "buffer" in t, "scalar" in t
             if has_b == has_s:
                 raise self.err(f"{what} needs exactly one of 'buffer' (element type) or "
@@ -254,7 +268,8 @@ class _Loader(ParamDomains):
             return self.sass_side(role, params, int_scalars)
         ptx_name = self.need(t, "ptx", path, what, str, "a path string")
         kernel, dims, args, arg_names, dyn = self.launch_keys(role, params, int_scalars)
-        names = [p.name for p in params]
+        names = list(self.order)
+        arg_names, views = self.view_slots(role, args, arg_names)
         sass = None
         if "sass" in t:
             s = self.typed(t["sass"], path + ("sass",), str, "a path string", "sass")
@@ -295,7 +310,26 @@ class _Loader(ParamDomains):
                                f"{j} ({kp.name}) is .{kp.type.name} ({bits} bits)", where)
         self.launch_bounds(role, kernel, fn.directives, dims["block"], int_scalars)
         return Side(role, ptx, kernel, dims["grid"], dims["block"], args, sass, dyn,
-                    tuple(arg_names), module, read_only=_inputs(params))
+                    tuple(arg_names), module, read_only=_inputs(params), views=views)
+
+    def view_slots(self, role: str, args, arg_names) -> tuple[list[str], tuple]:
+        """A side's arguments with each texture or surface param replaced by the buffer it
+        is over (what the launch allocates), and the (index, `ViewSpec`) of those slots."""
+        out, views = [], []
+        for j, n in enumerate(arg_names):
+            v = self.views.get(n)
+            if v is None:
+                out.append(n)
+                continue
+            if v.buffer in arg_names:
+                where = (role, "args", j) if args is not None else \
+                    ("param", self.order.index(n), "name")
+                raise self.err(f"[{role}] is passed both {v.kind} {n!r} and its buffer "
+                               f"{v.buffer!r}; keq models a kernel that reads a buffer "
+                               f"through one of them", where)
+            out.append(v.buffer)
+            views.append((j, v))
+        return out, tuple(views)
 
     def launch_bounds(self, role: str, kernel: str, directives, block: tuple[Expr, ...],
                       int_scalars: dict) -> None:
@@ -379,7 +413,7 @@ class _Loader(ParamDomains):
             dims[key] = tuple(self.expr(x, pth, scalars=int_scalars, what=key)
                               for x, pth in zip(v, epaths))
         args = None
-        names = [p.name for p in params]
+        names = list(self.order)
         if "args" in t:
             a = self.typed(t["args"], path + ("args",), list, "a list of param names", "args")
             seen = set()
@@ -412,6 +446,10 @@ class _Loader(ParamDomains):
         key = "sass" if "sass" in t else "cubin"
         name = self.typed(t[key], path + (key,), str, "a path string", key)
         kernel, dims, args, arg_names, dyn = self.launch_keys(role, params, int_scalars)
+        for n in arg_names:
+            if n in self.views:
+                raise self.err(f"[{role}] is a SASS side passed {self.views[n].kind} {n!r}: "
+                               f"keq models textures and surfaces in PTX only", path + (key,))
         file = self.base / name
         if not file.is_file():
             raise self.err(f"{key} file {name!r} does not exist (looked for {file})",

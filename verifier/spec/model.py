@@ -276,6 +276,17 @@ class Side:
     isa: str = "ptx"
     param_types: tuple[str, ...] = ()   # SASS sides: each kernel parameter's type, in order
     read_only: frozenset[str] = frozenset()   # spec names of the `in` buffers it is passed
+    # texture and surface params it is passed: (.entry parameter index, `ViewSpec`); the
+    # parameter's slot in `arg_names` holds the buffer the object is over
+    views: tuple[tuple[int, Any], ...] = ()
+
+    def views_at(self, scalars: Mapping[str, int]) -> dict:
+        """The texture and surface objects of a launch at one shape, by parameter index."""
+        return {i: v.at(scalars) for i, v in self.views}
+
+    def views_over(self, env64: Mapping[str, Any]) -> dict:
+        """The same over a symbolic launch (`verifier.spec.views.ViewSpec.over`)."""
+        return {i: v.over(env64) for i, v in self.views}
 
     def launch(self, scalars: Mapping[str, int]) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
         def dims(exprs: tuple[Expr, ...], what: str) -> tuple[int, int, int]:
@@ -313,6 +324,7 @@ class PairSpec:
     allow: tuple[str, ...] = ()
     target_assumptions: tuple[str, ...] = ()
     arch: str = ""                      # the claim's `arch` ("": not named, DEFAULT_ARCH)
+    views: tuple[Any, ...] = ()         # texture and surface params (`ViewSpec`), in order
 
     def side(self, role: str) -> Side:
         if role not in ("reference", "candidate"):

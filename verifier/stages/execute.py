@@ -72,7 +72,8 @@ def _launch_at(run: Run, role: str, ex: Execution) -> SymbolicLaunch:
     return run_symbolic(k, grid, block, side.kernel_args(ex.values),
                         dynamic_shared=side.dynamic_shared, unroll=run.unroll,
                         choices=run.choices, tag=role,
-                        read_only=side.read_only_params(k.fn.params))
+                        read_only=side.read_only_params(k.fn.params),
+                        views=side.views_at(ex.env) if side.views else None)
 
 
 def _over_the_maximal_launch(run: Run, ex: Execution, m: Maximal) -> Verdict | None:
@@ -167,7 +168,8 @@ def _maximal_launch(run: Run, ex: Execution, m: Maximal, role: str) -> SymbolicL
                         settle=feas.settle, possible=feas.possible,
                         indexed=indexed_params(spec, role, k.fn.params) if m.indexed else None,
                         choices=run.choices, tag=role,
-                        read_only=side.read_only_params(k.fn.params))
+                        read_only=side.read_only_params(k.fn.params),
+                        views=side.views_over(m.env64) if side.views else None)
 
 
 __all__ = ["Execute", "ROLES", "indexable"]
