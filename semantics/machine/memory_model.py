@@ -51,6 +51,16 @@ def non_coherent(form) -> bool:
     return form.opcode == "tex" or form.has("nc")
 
 
+def incoherent_after_writes(form) -> bool:
+    """Does the access read through a cache that does not see this launch's earlier writes?
+    `suld` (CUDA Programming Guide, texture and surface memory: a surface read of an address
+    written earlier in the same kernel call, by a global or surface write, returns undefined
+    data). A write after the read is fine (read, then write in place), so only writes that
+    come before it count: one ordered before (the same thread earlier, or another thread
+    before a barrier) makes it undefined, and one not ordered with it is a data race."""
+    return form.opcode == "suld"
+
+
 def morally_strong(a: Strength, b: Strength, same_cta: bool, same_bytes: bool) -> bool:
     """Are two accesses of these strengths morally strong relative to each other?"""
     if not (a.strong and b.strong and same_bytes):
@@ -58,4 +68,5 @@ def morally_strong(a: Strength, b: Strength, same_cta: bool, same_bytes: bool) -
     return same_cta or (a.scope != "cta" and b.scope != "cta")
 
 
-__all__ = ["Strength", "WEAK", "strength", "morally_strong", "non_coherent"]
+__all__ = ["Strength", "WEAK", "strength", "morally_strong", "non_coherent",
+           "incoherent_after_writes"]

@@ -25,7 +25,7 @@ import numpy as np
 
 from semantics.machine.happens_before import HappensBefore
 from semantics.machine.memory import UndefinedBehavior
-from semantics.machine.memory_model import non_coherent, strength
+from semantics.machine.memory_model import incoherent_after_writes, non_coherent, strength
 
 
 @dataclass
@@ -138,7 +138,8 @@ class RaceDetector:
         writes = kind in ("w", "a")
         self._against_flights(x, region, idx, kind, lane_of, addr)
         if region == "global":
-            self._noncoherent(x, sh, idx, tid, kind == "r" and non_coherent(x.form), writes)
+            self._noncoherent(x, sh, idx, tid, kind == "r" and non_coherent(x.form), writes,
+                              kind == "r" and incoherent_after_writes(x.form))
         if power.strong and kind in ("r", "a"):
             self._acquire(x, sh, idx, nbytes, tid, ep, power)
         self._against_writes(x, sh, idx, here)
@@ -290,23 +291,31 @@ class RaceDetector:
                                          ep[at])
         return out
 
-    def _noncoherent(self, x, sh: _Shadow, idx, tid, nc: bool, writes: bool) -> None:
-        """An `ld.global.nc` or `tex` (`non_coherent`) of bytes the kernel writes, before or after, by any thread:
-        undefined behaviour (PTX ISA, ld.global.nc: the data must be read-only for the
-        lifetime of the kernel), raised as a fault of the kernel."""
-        if not (nc or writes):
+    def _noncoherent(self, x, sh: _Shadow, idx, tid, nc: bool, writes: bool,
+                     after_writes: bool = False) -> None:
+        """An `ld.global.nc` or `tex` (`non_coherent`) of bytes the kernel writes, before or
+        after, by any thread: undefined behaviour (PTX ISA, ld.global.nc: the data must be
+        read-only for the lifetime of the kernel), raised as a fault of the kernel. A `suld`
+        (`after_writes`) of bytes already written in this execution: the same (a write this
+        run makes before it is ordered before it, or races with it); one after it is fine."""
+        if not (nc or writes or after_writes):
             return
         me = np.stack([tid, np.full(tid.shape, self._loc_id(self._here(x)))], axis=1)
-        mine, other = (sh.first_nc, sh.first_w) if nc else (sh.first_w, sh.first_nc)
-        fresh = mine[idx, 0] < 0
-        mine[idx[fresh]] = me[fresh]
+        mine, other = (sh.first_nc, sh.first_w) if nc or after_writes else \
+            (sh.first_w, sh.first_nc)
+        if not after_writes:
+            fresh = mine[idx, 0] < 0
+            mine[idx[fresh]] = me[fresh]
         clash = np.flatnonzero(other[idx, 0] >= 0)
         if not clash.size:
             return
         k = int(clash[0])
         o_tid, o_ins = (int(v) for v in other[idx[k]])
         lane = int(np.flatnonzero(x.global_tid == tid[k])[0])
-        if nc:
+        if after_writes:
+            what = (f"{x.form.name} (a surface read) of memory written before it in the "
+                    f"launch (by {x.thread_name_of(o_tid)} at {self.locs[o_ins]})")
+        elif nc:
             what = (f"{x.form.name} (non-coherent) of memory the kernel writes (written by "
                     f"{x.thread_name_of(o_tid)} at {self.locs[o_ins]})")
         else:

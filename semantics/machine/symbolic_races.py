@@ -17,7 +17,8 @@ turns the conflicting ones into conditions a solver must refute, each of one kin
   of one instruction are left out: their order is modelled, `atomic_order`; so are atomics
   whose order cannot show, the same commutative update with no old value read);
 - "undefined": an `ld.global.nc` of bytes the kernel also writes, by any thread, at any time
-  (the non-coherent path requires memory read-only for the kernel's lifetime).
+  (the non-coherent path requires memory read-only for the kernel's lifetime); a `suld` of
+  bytes a write ordered before it wrote (`memory_model.incoherent_after_writes`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ import z3
 
 from semantics.domains import z3raw
 from semantics.errors import UnsupportedError
-from semantics.machine.memory_model import Strength, morally_strong, non_coherent, strength
+from semantics.machine.memory_model import (Strength, incoherent_after_writes, morally_strong,
+                                             non_coherent, strength)
 
 
 class Conjunction(NamedTuple):
@@ -122,6 +124,8 @@ class SymbolicRaceLog:
         power = strength(x.form)
         if kind == "r" and non_coherent(x.form):
             kind = "n"
+        elif kind == "r" and incoherent_after_writes(x.form):
+            kind = "s"
         order = getattr(x, "atomic_class", "*") if kind == "a" else ""
         serial = getattr(x, "async_copy", None)
         flight = (-1, 0, 0, 0) if serial is None else (IN_FLIGHT,) * 4
@@ -177,6 +181,12 @@ class SymbolicRaceLog:
     def _conflict(self, a: _Access, b: _Access) -> str | None:
         """The kind of pair two accesses to shared bytes make (the module docstring), or
         None when they do not."""
+        if "s" in (a.kind, b.kind):
+            r, w = (a, b) if a.kind == "s" else (b, a)
+            if w.kind in ("w", "a") and self._ordered_before(w, r):
+                return "undefined"
+            # otherwise an ordinary read: a write after it is fine, one unordered races
+            a, b = (x._replace(kind="r") if x.kind == "s" else x for x in (a, b))
         if "n" in (a.kind, b.kind):
             return "undefined" if {a.kind, b.kind} & {"w", "a"} else None
         if a.until >= 0 or b.until >= 0:
@@ -199,6 +209,15 @@ class SymbolicRaceLog:
                 and a.value is not None and b.value is not None and _same(a.value, b.value):
             return None
         return "race"
+
+    def _ordered_before(self, w: _Access, r: _Access) -> bool:
+        """Is write `w` ordered before read `r`: earlier in one thread's program order, or
+        in an earlier barrier interval of their CTA? (A barrier that may or may not run
+        between them, under a data-dependent condition, is not counted: a `suld` after one
+        is taken as ordinary; docs/semantics.md.)"""
+        if w.tid == r.tid:
+            return w.step < r.step
+        return w.tid // self.t == r.tid // self.t and w.epoch < r.epoch
 
     def _copy_conflict(self, a: _Access, b: _Access) -> str | None:
         """A pair with a `cp.async`'s access, which lasts from its issue to its completion:
@@ -311,10 +330,11 @@ class SymbolicRaceLog:
         """Add the conflicting pairs among `accs` to `by_site`: accesses to one place, or
         (`mixed`) to overlapping places, of which only pairs that share a byte are kept;
         returns `checked` plus the pairs examined."""
-        names = {"r": "read", "w": "write", "a": "atomic", "n": "non-coherent read (ld.global.nc, tex)"}
+        names = {"r": "read", "w": "write", "a": "atomic",
+                 "n": "non-coherent read (ld.global.nc, tex)", "s": "surface read (suld)"}
         writes = [a for a in accs if a.kind == "w"]
         atomics = [a for a in accs if a.kind == "a"]
-        reads = [a for a in accs if a.kind in ("r", "n")]
+        reads = [a for a in accs if a.kind in ("r", "n", "s")]
         # (atomics whose order may show: any, when they are not all the same commutative
         # update; the set of updates is computed once, not per atomic)
         mixed_updates = len({b.order for b in atomics}) > 1
@@ -341,7 +361,9 @@ class SymbolicRaceLog:
             if entry is None:
                 tail = {"race": "with no barrier between them",
                         "order": "morally strong, in an order the scheduler chooses",
-                        "undefined": "a non-coherent load of memory the kernel writes"}[kind]
+                        "undefined": "a surface read of memory written before it in the "
+                                     "launch" if "s" in (a.kind, b.kind) else
+                                     "a non-coherent load of memory the kernel writes"}[kind]
                 what = (f"{names[a.kind]} by {a.lane_name} at {a.loc} and "
                         f"{names[b.kind]} by {b.lane_name} at {b.loc} "
                         f"({region.split(':')[0]} memory), {tail}")

@@ -264,8 +264,7 @@ def _surface_address(x, view: View, coords, nbytes: int, mode: str):
         outside = d.por(outside, yout)
         offset = d.add(offset, d.mul(yi, row, 64), 64)
     if mode == "trap":
-        x.undefined_if(outside, f"surface access out of range of {view.describe()} with "
-                       f".trap (the kernel traps)")
+        x.trap_if(outside, f"surface access out of range of {view.describe()} with .trap")
     return offset, outside
 
 

@@ -13,7 +13,7 @@ import z3
 
 from semantics.errors import UnsupportedError
 from semantics.machine import prepare, run_kernel
-from semantics.machine.memory import UndefinedBehavior
+from semantics.machine.memory import Trap, UndefinedBehavior
 from semantics.machine.symbolic_run import SymBuffer, run_symbolic
 from semantics.machine.views import View
 from semantics.ptx import parse_ptx
@@ -301,7 +301,7 @@ def test_surface_trap_out_of_range_faults_in_range_does_not():
     assert r.buffers["xy"].reshape(-1, 2)[:, 0].tolist() == img.tolist()
     for bad in [(4 * W, 0), (-4, 0), (0, H), (0, -1), (4 * W - 2, 0)]:
         pts = np.array([bad], np.int32)
-        with pytest.raises(UndefinedBehavior, match="out of range .* .trap"):
+        with pytest.raises(Trap, match="out of range .* .trap"):
             run_kernel(k, None, 1, 1, {"s": img, "xy": pts.view(np.uint32).reshape(-1)},
                        views={0: sv})
 
@@ -316,3 +316,45 @@ def test_surface_trap_symbolic_coordinate_is_an_obligation_not_a_guess():
         run_symbolic(k, (1, 1, 1), (1, 1, 1), [SymBuffer(32, tuple(range(W * H))),
                                                SymBuffer(32, (x, 0))],
                      views={0: View("surface", "s", "u32", (W, H))})
+
+
+# A surface read of bytes written earlier in the launch returns undefined data (CUDA guide:
+# surface reads are not coherent with the launch's writes); read, then write in place, is
+# fine. `ORDER` is `sust` then `suld` (or the reverse) of one texel per thread.
+INPLACE = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 s)
+{
+.reg .b32 %r<6>;
+.reg .b64 %rd<2>;
+ld.param.u64 %rd1, [s];
+mov.u32 %r1, %tid.x;
+shl.b32 %r2, %r1, 2;
+mov.u32 %r3, 0;
+ORDER
+ret;
+}
+"""
+READ = "suld.b.2d.b32.trap {%r4}, [%rd1, {%r2, %r3}];\nadd.u32 %r5, %r4, 1;"
+WRITE = "sust.b.2d.b32.trap [%rd1, {%r2, %r3}], {%r5};"
+
+
+@pytest.mark.parametrize("write_first", [False, True])
+def test_a_surface_read_after_a_write_of_its_bytes_is_undefined(write_first):
+    order = (f"mov.u32 %r5, 7;\n{WRITE}\n{READ}" if write_first else f"{READ}\n{WRITE}")
+    k = prepare(parse_ptx(INPLACE.replace("ORDER", order), "t.ptx"), "k")
+    sv = View("surface", "s", "u32", (4, 1))
+    img = np.arange(4, dtype=np.uint32)
+    if write_first:
+        with pytest.raises(UndefinedBehavior, match="surface read.* written before it"):
+            run_kernel(k, None, 1, 4, {"s": img.copy()}, views={0: sv}, detect_races=True)
+    else:
+        r = run_kernel(k, None, 1, 4, {"s": img.copy()}, views={0: sv}, detect_races=True)
+        assert r.buffers["s"].tolist() == [1, 2, 3, 4]
+    xs = tuple(z3.BitVec(f"s[{i}]", 32) for i in range(4))
+    launch = run_symbolic(k, (1, 1, 1), (4, 1, 1), [SymBuffer(32, xs)], views={0: sv},
+                          detect_races=True)
+    undefined = [p for p in launch.races if p.kind == "undefined"]
+    assert bool(undefined) == write_first
+    assert not [p for p in launch.races if p.kind == "race"]
