@@ -32,9 +32,11 @@ def wants_progress(args: argparse.Namespace) -> bool:
 def executor_of(args: argparse.Namespace):
     """The executor the options ask for (`verifier.campaign.executor_for`)."""
     from verifier.campaign import executor_for
+    if args.cluster is not None:
+        if not args.cluster.strip():
+            raise KeqError("--cluster: give an address (ray://HOST:PORT, HOST:PORT or auto)")
+        return executor_for(args.cluster)
     jobs = getattr(args, "jobs", 1)
-    if jobs is not None and jobs < 1:
+    if jobs < 1:
         raise KeqError(f"--jobs {jobs}: give 1 or more processes")
-    if args.cluster is not None and not args.cluster.strip():
-        raise KeqError("--cluster: give an address (ray://HOST:PORT, HOST:PORT or auto)")
-    return executor_for(args.cluster, jobs or 1)
+    return executor_for(None, jobs)
