@@ -140,3 +140,19 @@ def test_fuzz_streams_report_the_same_on_ray_as_locally(ray_cluster, capsys, tmp
         out = json.loads(capsys.readouterr().out)
         reports.append((out["difference"], out["examples"], out["campaign"]["retried"]))
     assert reports[0] == reports[1]
+
+
+@pytest.mark.parametrize("spec, kind", [("tiled_nobounds_aligned", "equivalent"),
+                                        ("tiled_nobounds", "not-equivalent")])
+def test_verify_checks_enumerated_shapes_on_ray_with_the_local_verdict(ray_cluster, capsys,
+                                                                      spec, kind):
+    args = ["verify", str(ROOT / "kernels" / "transpose" / f"{spec}.toml"), "--set",
+            "rows=32", "--shapes", "enumerate", "--max-shapes", "64", "--json"]
+    got = []
+    for extra in (["-j", "1"], ["--cluster", ray_cluster.address]):
+        main(args + extra)
+        v = json.loads(capsys.readouterr().out)
+        cex = v.get("counterexample") or {}
+        got.append((v["verdict"], v["launch_shapes"], cex.get("scalars"),
+                    [(s["name"], s["status"]) for s in v["stages"]]))
+    assert got[0] == got[1] and got[0][0] == kind
