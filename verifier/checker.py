@@ -16,16 +16,19 @@ candidate: the inputs that refuted earlier candidates, replayed on the emulator 
 candidates of a search are wrong, and often wrong in the same way: a replayed difference is a
 counterexample as it stands); then the whole check (`verifier.equiv.verify`, random testing
 first). `budget_s` bounds a candidate's whole check: past it the verdict is Inconclusive,
-never a pass. `check_many` runs candidates in `jobs` forked processes that share the solver
-cache through a directory.
+never a pass. `check_many` runs candidates as campaign tasks (`verifier.campaign`): in `jobs`
+forked processes, which inherit this checker warm, or on a Ray cluster (`cluster=`), whose
+workers each build the checker once from its recipe (the pair, the claim, the options);
+either way every worker's solver cache is one directory (on a cluster: one path, shared
+where the nodes share a file system). The task function is the same either way, so the
+verdicts are the same.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+import uuid
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -33,6 +36,7 @@ from typing import Any, Iterable, Iterator
 from semantics.errors import KeqError
 from semantics.ir.nodes import Module
 from semantics.ptx import parse_ptx
+from verifier.campaign import Executor, LocalExecutor, Retry, Task, executor_for
 from verifier.claim import claim_text
 from verifier.counterexample import replayed_difference
 from verifier.emulate import choices_of, prepare_side
@@ -67,6 +71,7 @@ class Checker:
         self.cache = Cache(cache_dir)
         self.prepared = {"reference": prepare_side(self.pair.reference)}
         self.refuting: list[tuple[dict, dict]] = []      # (scalars, inputs) that refuted
+        self.retries: list[Retry] = []                   # of the last check_many
 
     def pair_with(self, candidate: Candidate, kernel: str | None = None) -> PairSpec:
         """The pair with `candidate` as its candidate side: a PTX file (Path), PTX text (str)
@@ -134,40 +139,64 @@ class Checker:
         return None
 
     def check_many(self, candidates: Iterable[Candidate | tuple[str, Candidate, str | None]],
-                   *, jobs: int = 1, budget_s: float | None = None) -> Iterator[Judged]:
-        """Each candidate's verdict as it finishes (`jobs` processes). A candidate is given
-        as `check` takes it, or as (label, candidate, kernel)."""
+                   *, jobs: int = 1, budget_s: float | None = None,
+                   cluster: str | Executor | None = None) -> Iterator[Judged]:
+        """Each candidate's verdict as it finishes: in `jobs` local processes, or on the
+        Ray cluster at `cluster` (an address, or an executor of `verifier.campaign`). A
+        candidate is given as `check` takes it, or as (label, candidate, kernel). The
+        candidates run again because their worker died are in `self.retries` after."""
         items = [c if isinstance(c, tuple) else (_label(c), c, None) for c in candidates]
-        if jobs <= 1 or len(items) <= 1:
+        if cluster is None and (jobs <= 1 or len(items) <= 1):
             for label, cand, kernel in items:
                 yield Judged(label, self.check(cand, kernel, budget_s=budget_s))
             return
+        executor = cluster if cluster is not None and not isinstance(cluster, str) else \
+            executor_for(cluster, jobs) if cluster else LocalExecutor(jobs)
         with tempfile.TemporaryDirectory(prefix="keq-cache-") as shared:
             own, self.cache = self.cache, _shared(self.cache, shared)
-            _WORK["checker"], _WORK["budget"] = self, budget_s
+            recipe = Recipe(uuid.uuid4().hex, self.pair, tuple(sorted(self.fixed.items())),
+                            tuple(sorted(self.options.items())), str(self.cache.directory))
+            WARM[recipe.token] = self            # (forked workers inherit it warm)
+            tasks = [Task(label, judge, (recipe, cand, kernel, budget_s))
+                     for label, cand, kernel in items]
             try:
-                pool = ProcessPoolExecutor(min(jobs, len(items)),
-                                           mp_context=multiprocessing.get_context("fork"))
-                with pool:
-                    futures = {pool.submit(_check_one, cand, kernel): label
-                               for label, cand, kernel in items}
-                    for f in as_completed(futures):
-                        v = f.result()
-                        cex = v.counterexample
-                        if v.kind == NOT_EQUIVALENT and cex is not None and cex.differences:
-                            self.refuting.append((cex.scalars, cex.inputs))
-                        yield Judged(futures[f], v)
+                for done in executor.run(tasks):
+                    v = done.value
+                    cex = v.counterexample
+                    if v.kind == NOT_EQUIVALENT and cex is not None and cex.differences:
+                        self.refuting.append((cex.scalars, cex.inputs))
+                    yield Judged(done.key, v)
             finally:
-                _WORK.clear()
+                self.retries = list(executor.retries)
+                WARM.pop(recipe.token, None)
                 self.cache = own
+                if executor is not cluster:
+                    executor.close()
 
 
-# The forked workers' checker (a fork copies it; nothing is pickled on the way in).
-_WORK: dict = {}
+@dataclass(frozen=True)
+class Recipe:
+    """What a worker needs to build the checker (plain data: it travels to Ray workers).
+    `token` names one `check_many` call's checker in each worker (`WARM`)."""
+    token: str
+    pair: PairSpec
+    fixed: tuple
+    options: tuple
+    cache_dir: str
 
 
-def _check_one(candidate: Candidate, kernel: str | None) -> Verdict:
-    return _WORK["checker"].check(candidate, kernel, budget_s=_WORK["budget"])
+# Each worker's checkers, built once per recipe (a forked worker finds its parent's here).
+WARM: dict[str, Checker] = {}
+
+
+def judge(recipe: Recipe, candidate: Candidate, kernel: str | None,
+          budget_s: float | None) -> Verdict:
+    """One candidate's verdict (a campaign task)."""
+    checker = WARM.get(recipe.token)
+    if checker is None:
+        checker = WARM[recipe.token] = Checker(recipe.pair, fixed=dict(recipe.fixed),
+                                         cache_dir=recipe.cache_dir, **dict(recipe.options))
+    return checker.check(candidate, kernel, budget_s=budget_s)
 
 
 def _shared(cache: Cache, directory: str) -> Cache:

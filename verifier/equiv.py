@@ -44,7 +44,8 @@ SHAPE_MODES = ("auto", "symbolic", "enumerate")
 FEW_SHAPES = 4        # auto: this many shapes or fewer are enumerated (each run is cheap)
 
 
-def strategies(shapes: str, enumerated: list[dict], jobs: int) -> list[Coverage]:
+def strategies(shapes: str, enumerated: list[dict], jobs: int,
+               executor=None) -> list[Coverage]:
     """The coverage strategies to try, in order, for the `shapes` mode: "symbolic" (one
     maximal launch), "enumerate" (each shape on its own), or "auto": symbolic when there are
     more than a few shapes, falling back to enumeration."""
@@ -53,7 +54,7 @@ def strategies(shapes: str, enumerated: list[dict], jobs: int) -> list[Coverage]
                                 and (not enumerated or len(enumerated) > FEW_SHAPES)):
         out.append(SymbolicLaunch())
     if shapes != "symbolic":
-        out.append(Enumeration(jobs))
+        out.append(Enumeration(jobs, executor))
     return out
 
 
@@ -61,11 +62,13 @@ def verify(spec: PairSpec, *, fixed: dict[str, int] | None = None, timeout_s: fl
            unroll: int = 64, max_shapes: int = 16, seed: int = 0, progress=None,
            solvers: tuple[str, ...] = DEFAULT_SOLVERS, dump_smt: str | None = None,
            trials: int = 8, shapes: str = "auto", jobs: int = 1,
-           cache: Cache | None = None, prepared: dict | None = None) -> Verdict:
+           cache: Cache | None = None, prepared: dict | None = None,
+           executor=None) -> Verdict:
     """Check the claim of `spec` (with the scalars in `fixed` pinned).
 
     `shapes` says how the launch shapes the claim allows are covered (`strategies`); `jobs`
-    > 1 checks enumerated shapes in that many processes (`verifier.parallel`). A warm caller
+    > 1 checks enumerated shapes in that many processes (`verifier.parallel`), `executor`
+    (`verifier.campaign`, a cluster) as its tasks instead. A warm caller
     (`verifier.checker`) passes the solver `cache` and the `prepared` kernels (by role) it
     keeps between pairs."""
     if shapes not in SHAPE_MODES:
@@ -85,7 +88,7 @@ def verify(spec: PairSpec, *, fixed: dict[str, int] | None = None, timeout_s: fl
             fixed[p.name] = only
     enumerated, why = assignments(spec, fixed, max_shapes)
     scope = Scope(fixed, seed, enumerated, why, progress)
-    covered = _cover(run, scope, strategies(shapes, enumerated, jobs))
+    covered = _cover(run, scope, strategies(shapes, enumerated, jobs, executor))
     v = covered.verdict
     if v is None:
         kind, reasons, cex = EQUIVALENT, (), None

@@ -1,6 +1,11 @@
 """The gate: every pair the manifest gates must have a certificate that is present, well
 formed, unedited, for that pair, fresh (kernels, spec, semantics and claim unchanged),
-Equivalent, and with --recheck confirmed by re-deriving and re-solving its obligations."""
+Equivalent, and with --recheck confirmed by re-deriving and re-solving its obligations.
+
+Each gated pair is one campaign task (`gate_pair`, a spec path and options in, a `PairResult`
+out), run by the executor given (`verifier.campaign`: this process by default, local
+processes, or a Ray cluster), so the results are the same wherever they ran; the report
+lists the tasks that were run again because a worker died."""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from semantics.errors import KeqError
+from verifier.campaign import Executor, LocalExecutor, Retry, Task, Tally
 from verifier.certs import format as fmt
 from verifier.certs import store
 from verifier.certs.check import (MALFORMED, MISSING, SPEC, Finding, recheck,
@@ -37,6 +43,8 @@ class GateReport:
     results: tuple[PairResult, ...]
     recheck: bool
     seconds: float
+    ran_on: str = "this process"       # the executor (`verifier.campaign`)
+    retries: tuple[Retry, ...] = ()    # tasks run again after their worker died
 
     @property
     def ok(self) -> bool:
@@ -53,8 +61,9 @@ def _relto(p: Path, root: Path) -> str:
         return str(p)
 
 
-def gate_pair(m: Manifest, e: PairEntry, *, do_recheck: bool, trusted: dict | None,
+def gate_pair(m: Manifest, e: PairEntry, do_recheck: bool, trusted: dict | None,
               spec=None, recheck_timeout_s: float | None = None) -> PairResult:
+    """One gated pair's result (a campaign task: plain data in, a `PairResult` out)."""
     from verifier.spec import load_spec
     t0 = time.perf_counter()
     if spec is None:
@@ -122,15 +131,20 @@ def _duplicate_names(results: list[PairResult]) -> list[PairResult]:
 
 
 def run_gate(m: Manifest, *, do_recheck: bool = False, trusted: dict | None = None,
-             progress=None, recheck_timeout_s: float | None = None) -> GateReport:
+             progress: Tally | bool = False, recheck_timeout_s: float | None = None,
+             executor: Executor | None = None) -> GateReport:
+    """Gate every pair of `m`; the gated ones as tasks of `executor` (default: this
+    process). `progress`: a live count on stderr (a `Tally`, or True for one)."""
     from verifier.spec import load_spec
     t0 = time.perf_counter()
-    results: list[PairResult] = []
+    executor = executor or LocalExecutor(1)
+    results: list[PairResult | None] = []
+    tasks: list[Task] = []
+    slots: list[int] = []
     for e in m.entries:
         if e.rel in m.excluded:
             results.append(PairResult(e.rel, "", EXCLUDED, note=m.excluded[e.rel]))
             continue
-        spec = None
         if e.rel not in m.explicit:
             try:
                 spec = load_spec(e.spec)
@@ -141,12 +155,20 @@ def run_gate(m: Manifest, *, do_recheck: bool = False, trusted: dict | None = No
                 results.append(PairResult(e.rel, spec.name, NOT_GATED,
                                           note=f"expect = {spec.expect!r}"))
                 continue
-        if progress:
-            progress(e.rel)
-        results.append(gate_pair(m, e, do_recheck=do_recheck, trusted=trusted, spec=spec,
-                                 recheck_timeout_s=recheck_timeout_s))
-    results = _duplicate_names(results)
+        slots.append(len(results))
+        results.append(None)
+        tasks.append(Task(e.rel, gate_pair, (m, e, do_recheck, trusted, None,
+                                             recheck_timeout_s)))
+    tally = progress if isinstance(progress, Tally) else \
+        Tally(len(tasks), kinds=(PASS, FAIL), show=progress, what="gate")
+    retried0 = len(executor.retries)
+    for done in executor.run(tasks):
+        results[slots[done.index]] = done.value
+        tally.add(done.value.status, len(executor.retries) - retried0)
+    tally.finish()
+    final = _duplicate_names([r for r in results if r is not None])
     for rel, why in sorted(m.excluded.items()):
-        if not any(r.spec == rel for r in results):
-            results.append(PairResult(rel, "", EXCLUDED, note=why))
-    return GateReport(m.path, tuple(results), do_recheck, time.perf_counter() - t0)
+        if not any(r.spec == rel for r in final):
+            final.append(PairResult(rel, "", EXCLUDED, note=why))
+    return GateReport(m.path, tuple(final), do_recheck, time.perf_counter() - t0,
+                      executor.name, tuple(executor.retries[retried0:]))

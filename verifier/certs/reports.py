@@ -15,6 +15,10 @@ def text(rep: GateReport) -> str:
     lines = [f"keq gate {rep.manifest.name}: {rep.count(PASS)} passed, {rep.count(FAIL)} "
              f"failed, {rep.count(EXCLUDED)} excluded, {rep.count(NOT_GATED)} not gated"
              f"{' (with --recheck)' if rep.recheck else ''}  ({rep.seconds:.2f} s)"]
+    if rep.ran_on != "this process":
+        lines.append(f"  ran on {rep.ran_on}")
+    for r in rep.retries:
+        lines.append(f"  retried {r.line()}")
     label = {PASS: "PASS", FAIL: "FAIL", EXCLUDED: "EXCLUDED", NOT_GATED: "not gated"}
     for r in rep.results:
         name = f"{r.name}  " if r.name else ""
@@ -32,7 +36,8 @@ def text(rep: GateReport) -> str:
 
 def to_json(rep: GateReport) -> dict:
     return {"manifest": str(rep.manifest), "ok": rep.ok, "recheck": rep.recheck,
-            "seconds": round(rep.seconds, 3),
+            "seconds": round(rep.seconds, 3), "ran_on": rep.ran_on,
+            "retried": [r.to_json() for r in rep.retries],
             "counts": {s: rep.count(s) for s in (PASS, FAIL, EXCLUDED, NOT_GATED)},
             "pairs": [{"spec": r.spec, "name": r.name, "status": r.status, "note": r.note,
                        "certificate": r.certificate, "seconds": round(r.seconds, 3),

@@ -12,6 +12,7 @@ import sys
 import numpy as np
 
 from semantics.errors import KeqError
+from verifier.cli.cluster_options import add_cluster_options, executor_of, wants_progress
 from verifier.cli.run_cmd import add_choice_options
 from verifier.report import choices_line
 from verifier.inputs import SavedChoices, parse_set, save_npz
@@ -86,6 +87,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--table", metavar="OUT.md", default=None,
                    help="--semantics: write the per-form result table (markdown)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--streams", type=int, default=1, metavar="K",
+                   help="split the examples into K streams (stream k: seed SEED + k), run as "
+                        "independent tasks on local processes or --cluster (a GPU each for "
+                        "--backend pycuda); the first stream with a difference reports it")
+    add_cluster_options(p, jobs_default=0,
+                        jobs_help="local processes for the streams (default: one per stream, "
+                                  "at most one per core)")
     p.set_defaults(run=run)
 
 
@@ -321,6 +329,24 @@ def _progress_printer():
     return show
 
 
+def _in_streams(args, spec, backend_kw: dict, examples: int, options: dict):
+    """The fuzz report of `--streams` streams run by the executor the options ask for, and
+    what the report says of the campaign (where it ran, what was run again)."""
+    from verifier.fuzz.streams import fuzz_streams
+    from verifier.parallel import default_jobs
+    if args.jobs == 0:
+        args.jobs = min(args.streams, default_jobs())
+    executor = executor_of(args)
+    try:
+        rep = fuzz_streams(spec, args.backend, backend_kw, executor, streams=args.streams,
+                           examples=examples, seed_=args.seed,
+                           progress=wants_progress(args), **options)
+    finally:
+        executor.close()
+    return rep, {"streams": args.streams, "ran_on": executor.name,
+                 "retried": [r.to_json() for r in executor.retries]}
+
+
 def _default_repro(spec, seed: int) -> str:
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", spec.name).strip("-") or "pair"
     return f"keq-fuzz-{stem}-seed{seed}.npz"
@@ -346,14 +372,20 @@ def run(args: argparse.Namespace) -> int:
                        f"these choices itself; they apply to the emulator backend")
     kw = {"detect_races": not args.no_races} if args.backend == "emulator" else {}
     backend = get_backend(args.backend, **kw)
-    progress = None if args.json else _progress_printer()
-    rep = fuzz(spec, backend,
-               examples=DEFAULT_EXAMPLES if args.examples is None else args.examples,
-               seed_=args.seed, time_budget=args.time_budget, tolerance=args.tolerance,
-               finite=args.finite, fixed=fixed, progress=progress,
-               fill=args.fill, schedule=args.schedule)
-    if progress is not None:
-        print("\r" + " " * 60 + "\r", end="", file=sys.stderr, flush=True)
+    examples = DEFAULT_EXAMPLES if args.examples is None else args.examples
+    options = dict(time_budget=args.time_budget, tolerance=args.tolerance, finite=args.finite,
+                   fixed=fixed, fill=args.fill, schedule=args.schedule)
+    campaign = None
+    if args.streams < 1:
+        raise KeqError(f"--streams {args.streams}: give 1 or more")
+    if args.streams == 1 and args.cluster is None:
+        progress = None if args.json else _progress_printer()
+        rep = fuzz(spec, backend, examples=examples, seed_=args.seed, progress=progress,
+                   **options)
+        if progress is not None:
+            print("\r" + " " * 60 + "\r", end="", file=sys.stderr, flush=True)
+    else:
+        rep, campaign = _in_streams(args, spec, kw, examples, options)
     d = rep.difference
     if d is not None:
         rep.repro = args.repro or _default_repro(spec, args.seed)
@@ -366,9 +398,16 @@ def run(args: argparse.Namespace) -> int:
         if not str(rep.repro).endswith(".npz"):
             rep.repro = str(rep.repro) + ".npz"
     if args.json:
-        print(json.dumps(_report_json(rep, args.spec), indent=2))
+        out = _report_json(rep, args.spec)
+        if campaign is not None:
+            out["campaign"] = campaign
+        print(json.dumps(out, indent=2))
     else:
         _print_text(rep, args.spec)
+        if campaign is not None:
+            print(f"  streams  {campaign['streams']} on {campaign['ran_on']}")
+            for r in campaign["retried"]:
+                print(f"  retried  {r['task']}: attempt {r['attempt']} lost ({r['cause']})")
     sys.stdout.flush()
     return EXIT_DIFFERENT if d is not None else EXIT_OK
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
+
+from verifier.cli.cluster_options import add_cluster_options, executor_of, wants_progress
 
 EXIT_OK, EXIT_FAIL = 0, 1
 
@@ -34,6 +35,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--junit", metavar="FILE", help="write a JUnit XML report")
     p.add_argument("--sarif", metavar="FILE", help="write a SARIF 2.1.0 report")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    add_cluster_options(p)
     p.set_defaults(run=run)
 
 
@@ -46,13 +48,13 @@ def run(args: argparse.Namespace) -> int:
     if args.trusted_keys:
         from verifier.certs.signing import trusted_keys
         trusted = trusted_keys(args.trusted_keys)
-    def show(rel: str) -> None:
-        print(f"\r  gating {rel}\033[K", end="", file=sys.stderr, flush=True)
-    progress = show if not args.json and sys.stderr.isatty() else None
-    rep = run_gate(m, do_recheck=args.recheck, trusted=trusted, progress=progress,
-                   recheck_timeout_s=args.recheck_timeout)
-    if progress:
-        print("\r\033[K", end="", file=sys.stderr)
+    executor = executor_of(args)
+    try:
+        rep = run_gate(m, do_recheck=args.recheck, trusted=trusted,
+                       progress=wants_progress(args), recheck_timeout_s=args.recheck_timeout,
+                       executor=executor)
+    finally:
+        executor.close()
     if args.junit:
         Path(args.junit).write_text(reports.junit(rep))
     if args.sarif:

@@ -11,6 +11,7 @@ from semantics.errors import KeqError
 from verifier.api import (EQUIVALENT, INCONCLUSIVE, NOT_EQUIVALENT, SHAPE_MODES, Verdict,
                           claim_text, verdict_json, verdict_lines, verify, writers)
 from verifier.inputs import SavedChoices, parse_set, save_npz
+from verifier.cli.cluster_options import CLUSTER_HELP, executor_of
 from verifier.parallel import default_jobs
 from verifier.solvers import DEFAULT_SOLVERS
 from verifier.spec import PairSpec, load_spec
@@ -62,6 +63,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "shapes, access bounds and output comparisons of a symbolic launch "
                         "(default 0: one per core; 1: this process only); the verdict is "
                         "the same with any N")
+    p.add_argument("--cluster", metavar="ADDRESS", default=None,
+                   help=CLUSTER_HELP + "; the enumerated launch shapes go to the cluster, "
+                        "the checks of one symbolic launch stay in local processes")
     p.add_argument("--solver", action="append", dest="solvers", metavar="NAME",
                    choices=("z3", "bitwuzla", "cvc5", "sparse"),
                    help="use this solver (repeatable; default: race z3, a search among "
@@ -126,6 +130,7 @@ def run(args: argparse.Namespace) -> int:
     if args.time_limit < 0:
         raise KeqError(f"--time-limit {args.time_limit}: give 0 (no limit) or more seconds")
     progress = _Progress(show=not args.json and sys.stderr.isatty())
+    executor = executor_of(args) if args.cluster else None
     try:
         with time_limit(args.time_limit):
             v = verify(spec, fixed=fixed, timeout_s=args.timeout, unroll=args.unroll,
@@ -133,9 +138,12 @@ def run(args: argparse.Namespace) -> int:
                        solvers=tuple(args.solvers) if args.solvers else DEFAULT_SOLVERS,
                        dump_smt=args.dump_smt, trials=args.trials, shapes=args.shapes,
                        jobs=args.jobs if args.jobs > 0 else default_jobs(),
-                       progress=progress)
+                       progress=progress, executor=executor)
     except TimeLimitReached:
         v = _limited(spec, fixed, args.time_limit, progress)
+    finally:
+        if executor is not None:
+            executor.close()
     if not args.json and sys.stderr.isatty():
         print("\r\033[K", end="", file=sys.stderr)
     if args.save_counterexample and v.counterexample is not None:

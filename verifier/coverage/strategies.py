@@ -15,6 +15,7 @@ from verifier.counterexample import shape_text
 from verifier.coverage.base import Covered, Scope
 from verifier.coverage.one_shape import check_shape
 from verifier.coverage.probes import probe, probe_shapes
+from verifier.coverage.shape_tasks import check_shapes_on
 from verifier.coverage.symbolic_launch import check_shapes
 from verifier.parallel import check_shapes_in_parallel
 from verifier.run import Run
@@ -83,8 +84,9 @@ class SymbolicLaunch:
 class Enumeration:
     name = "enumerated launch shapes"
 
-    def __init__(self, jobs: int = 1) -> None:
+    def __init__(self, jobs: int = 1, executor=None) -> None:
         self.jobs = jobs
+        self.executor = executor          # a campaign executor (a cluster), or None: forks
 
     def cover(self, run: Run, scope: Scope) -> Covered:
         shapes = scope.enumerated
@@ -92,6 +94,10 @@ class Enumeration:
             raise ShapeFallback(scope.why_not_enumerated
                                 or "no launch shape satisfies the ranges and `assume`")
         coverage = f"{len(shapes)} launch shape(s), each checked on its own"
+        if self.executor is not None and len(shapes) > 1:
+            count, v = check_shapes_on(self.executor, run, shapes, scope.seed, scope.progress)
+            coverage += f" (on {self.executor.name})"
+            return Covered(v, count if v is not None else len(shapes), coverage)
         if self.jobs > 1 and len(shapes) > 1:
             count, v = check_shapes_in_parallel(run, shapes, scope.seed, self.jobs, check_shape,
                                                 scope.progress)
