@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from semantics.errors import UnsupportedError
 from semantics.machine import MemoryFault
 from semantics.sass import parse_sass_file
 from verifier.emulate import run_side
@@ -49,9 +50,22 @@ def _run(side, vals, sc):
         return ("fault", e.address)
 
 
+# Kernels whose SASS calls into the CUDA runtime (a device assert, printf: `LEPC` and
+# `CALL.ABS.NOINC` through constant bank 4, printf's arguments spilled with `STL`), which keq's
+# SASS semantics do not read yet: refused by name, the SASS instruction that stops it.
+RUNTIME_CALLS = {"encoder_forward_vec4": "LEPC", "encoder_forward_vec4_assert_off_by_one": "LEPC",
+                 "encoder_forward_printf": "STL.64"}
+
+
 @pytest.mark.parametrize("spec,side,sass", list(_cases()))
 def test_sass_matches_ptx(spec, side, sass):
     sside = _sass_side(spec, side, sass)
+    if side.kernel in RUNTIME_CALLS:
+        sc = draw_scalars(spec, np.random.default_rng(7))
+        with pytest.raises(UnsupportedError, match=f"'{RUNTIME_CALLS[side.kernel]}' has no "
+                                                   f"semantics in keq"):
+            _run(sside, make_inputs(spec, sc, np.random.default_rng(7)), sc)
+        return
     rng = np.random.default_rng(7)
     for _ in range(2):
         sc = draw_scalars(spec, rng)

@@ -238,7 +238,7 @@ def test_every_bssy_is_closed_by_a_bsync_just_before_its_target():
                 sync = f.instructions[r.bsyncs[0]]
                 assert sync.offset == r.target - 16 and str(sync.operands[0]) == r.barrier
                 assert build_sass_cfg(f).blocks[r.block].start == r.bsyncs[0] + 1
-    assert n == 87
+    assert n == 91
 
 
 # -- cubins and cuobjdump -----------------------------------------------------------------

@@ -415,7 +415,7 @@ def _resolve_imnmx(form):
     return _imnmx if set(form.mods) <= {"U32", "S32"} else None
 
 
-# -- POPC, FLO, BREV ---------------------------------------------------------------------------
+# -- POPC, IABS, FLO, BREV ------------------------------------------------------------------------
 
 def _unary_ptx(name: str):
     def sem(x) -> None:
@@ -434,6 +434,12 @@ def _resolve_popc(form):
 @register("BREV", "UBREV")
 def _resolve_brev(form):
     return _unary_ptx("brev.b32") if not form.mods else None
+
+
+@register("IABS", "UIABS")
+def _resolve_iabs(form):
+    """IABS: PTX abs.s32 (|INT_MIN| is INT_MIN)."""
+    return _unary_ptx("abs.s32") if not form.mods else None
 
 
 @register("FLO")
