@@ -39,7 +39,7 @@ def _cond(c):
     return z3.BoolVal(bool(c)) if isinstance(c, bool) else c
 
 
-def _before(keys: Sequence[Any], j: int, i: int):
+def before(keys: Sequence[Any], j: int, i: int):
     """Lane j (by position in the group) takes effect before lane i."""
     return z3.ULE(keys[j], keys[i]) if j < i else z3.ULT(keys[j], keys[i])
 
@@ -61,13 +61,13 @@ def contended(base, updates: Sequence[Callable[[Any], Any]], conds: Sequence[Any
     zero = z3.BitVecVal(0, w)
     if deltas is not None:
         inc = [z3.If(conds[j], _term(deltas[j], w), zero) for j in range(k)]
-        olds = [z3.simplify(z3.Sum([base] + [z3.If(_before(keys, j, i), inc[j], zero)
+        olds = [z3.simplify(z3.Sum([base] + [z3.If(before(keys, j, i), inc[j], zero)
                                              for j in range(k) if j != i]))
                 for i in range(k)]
         return olds, z3.Sum([base] + inc)
     rw = max(1, (k - 1).bit_length() + 1)
     one, none = z3.BitVecVal(1, rw), z3.BitVecVal(0, rw)
-    ranks = [z3.Sum([none] + [z3.If(z3.And(conds[j], _before(keys, j, i)), one, none)
+    ranks = [z3.Sum([none] + [z3.If(z3.And(conds[j], before(keys, j, i)), one, none)
                               for j in range(k) if j != i]) for i in range(k)]
     words = [base]
     for p in range(k):

@@ -108,9 +108,9 @@ class ConcretePort:
         if not active.size:
             return out
         f = flat[active]
-        self._track(x, arr, f, nbytes, active, "a", addr)
         uniq, inverse = np.unique(f, return_inverse=True)
         if uniq.size == f.size:
+            self._track(x, arr, f, nbytes, active, "a", addr)
             old = self.mem.gather(arr, f, nbytes)
             new = update(x.d.__class__(active.size), old, active)
             self.mem.scatter(arr, f, nbytes, new)
@@ -131,6 +131,10 @@ class ConcretePort:
             for r in range(int(rank.max()) + 1):
                 sel = np.nonzero(rank == r)[0]
                 fs = f[sel]
+                # (race detection round by round: a lane's atomic reads the release
+                # sequence the lanes before it in the order continued, a flag handoff's
+                # last-block ticket included)
+                self._track(x, arr, fs, nbytes, active[sel], "a", addr)
                 old = self.mem.gather(arr, fs, nbytes)
                 new = update(x.d.__class__(sel.size), old, active[sel])
                 self.mem.scatter(arr, fs, nbytes, new)

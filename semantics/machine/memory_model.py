@@ -5,8 +5,10 @@ to the same bytes by different threads, as the race detectors of both domains us
   `.volatile` (relaxed at system scope), `.relaxed`, `.acquire` or `.release` (8.3: "strong
   operations"); plain, `.weak` and `.nc` accesses are weak.
 - Two strong accesses are *morally strong* relative to each other when each one's scope
-  includes the other's thread (`.cta`: the same CTA; `.cluster`, `.gpu`, `.sys`: every thread
-  of a launch, which runs on one GPU) and they overlap completely (the same bytes).
+  includes the other's thread (`.cta`: the same CTA; `.cluster`: the same cluster, which in
+  the launches keq models (no cluster dimensions) is the CTA alone, so `.cluster` is read
+  as `.cta`; `.gpu`, `.sys`: every thread of a launch, which runs on one GPU) and they
+  overlap completely (the same bytes).
 - Two conflicting accesses (the same bytes, at least one a write, different threads) that are
   not ordered by a barrier form a data race unless they are morally strong. Morally strong
   conflicting accesses do not race, but their order is the scheduler's: the old value or the
@@ -34,6 +36,8 @@ def strength(form) -> Strength:
     op = form.opcode
     flags = form.flags
     scope = next((s for s in _SCOPES if s in flags), "")
+    if scope == "cluster":
+        scope = "cta"           # (a launch without cluster dimensions: one CTA per cluster)
     if op in ("atom", "red"):
         return Strength(True, scope or "gpu")
     if op in ("ld", "st", "ldu") and flags & _STRONG_LOADS_STORES:
@@ -41,6 +45,12 @@ def strength(form) -> Strength:
             return Strength(True, "sys")
         return Strength(True, scope or "gpu")
     return WEAK
+
+
+def cta_scoped_fence(form) -> bool:
+    """Does a `fence`/`membar` order only the threads of its CTA (`.cta`, or `.cluster`,
+    which in a launch without cluster dimensions is the CTA)?"""
+    return form.has("cta") or form.has("cluster")
 
 
 def non_coherent(form) -> bool:
@@ -68,5 +78,5 @@ def morally_strong(a: Strength, b: Strength, same_cta: bool, same_bytes: bool) -
     return same_cta or (a.scope != "cta" and b.scope != "cta")
 
 
-__all__ = ["Strength", "WEAK", "strength", "morally_strong", "non_coherent",
+__all__ = ["Strength", "WEAK", "strength", "morally_strong", "non_coherent", "cta_scoped_fence",
            "incoherent_after_writes"]

@@ -25,7 +25,8 @@ import numpy as np
 
 from semantics.machine.happens_before import HappensBefore
 from semantics.machine.memory import UndefinedBehavior
-from semantics.machine.memory_model import incoherent_after_writes, non_coherent, strength
+from semantics.machine.memory_model import (cta_scoped_fence, incoherent_after_writes,
+                                             non_coherent, strength)
 
 
 @dataclass
@@ -240,7 +241,7 @@ class RaceDetector:
         completion of the acquires its strong reads began."""
         if not lanes.size:
             return
-        cta_scope = x.form.has("cta")
+        cta_scope = cta_scoped_fence(x.form)
         self.hb.fence(x.global_tid[lanes], x.cta_epoch[x.cta_of_lane[lanes]], cta_scope)
 
     def warp_sync(self, x, lanes: np.ndarray) -> None:

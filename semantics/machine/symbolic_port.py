@@ -646,6 +646,12 @@ class SymbolicPort:
             self.bytes[(region, flat + i)] = (wkey, i)
 
     # -- the port ----------------------------------------------------------------------------
+    def fence(self, x, lanes) -> None:
+        """A fence (`lanes`: those certain to run it; the race log takes every lane that may,
+        with its condition): handoffs through atomics (`semantics.machine.symbolic_handoffs`)."""
+        if self.races is not None:
+            self.races.fence(x)
+
     def complete_async(self, x, serial: int, lanes) -> None:
         """A `cp.async` completes for `lanes` (`semantics.machine.async_copies`)."""
         if self.races is not None:
@@ -922,6 +928,9 @@ class SymbolicPort:
                 None if any(dl is None for dl in deltas) else deltas, w, x.ins.loc)
             for lane, old in zip(g, olds):
                 out[lane] = old
+            if self.races is not None:
+                self.races.contending(x, g, [mask[lane] for lane in g],
+                                      [order[lane] for lane in g])
             self._track_atomic(init, f, nbytes)
             self._write(arr, f, nbytes, z3.simplify(final))
             done.update(g)

@@ -31,8 +31,10 @@ import z3
 
 from semantics.domains import z3raw
 from semantics.errors import UnsupportedError
-from semantics.machine.memory_model import (Strength, incoherent_after_writes, morally_strong,
+from semantics.machine.memory_model import (Strength, cta_scoped_fence,
+                                             incoherent_after_writes, morally_strong,
                                              non_coherent, strength)
+from semantics.machine.symbolic_handoffs import Handoffs
 
 
 class Conjunction(NamedTuple):
@@ -109,6 +111,8 @@ class SymbolicRaceLog:
         self.steps = 0
         # per CTA (by global id): its possible barriers' conditions, the executor's own list
         self.barriers: dict[int, list] = {}
+        # fences and contending atomics: handoffs that order accesses of different threads
+        self.handoffs = Handoffs(threads_per_cta)
         # per `cp.async` serial: where its accesses are logged (place, index, lane)
         self.flights: dict[int, list[tuple[tuple, int, int]]] = {}
 
@@ -148,6 +152,20 @@ class SymbolicRaceLog:
                 self.flights.setdefault(serial, []).append(((key_region, f, nbytes),
                                                             len(place), lane))
             place.append(acc)
+
+    def fence(self, x) -> None:
+        """A `fence`/`membar` by the lanes that may run it (with their conditions)."""
+        cta_scope = cta_scoped_fence(x.form)
+        for lane in x.maybe_lanes().tolist():
+            cta = int(x.cta_of_lane[lane])
+            self.handoffs.fence(int(x.global_tid[lane]), self.steps, int(x.cta_epoch[cta]),
+                                x.mask[lane], cta_scope)
+
+    def contending(self, x, lanes: list, conds: list, keys: list) -> None:
+        """Lanes of one atomic that contend for one location, in their order's numbering:
+        the heads and tails of handoffs (`Handoffs.contending`)."""
+        self.handoffs.contending(self.steps, [int(x.global_tid[lane]) for lane in lanes],
+                                 conds, keys, strength(x.form).scope == "cta")
 
     def complete(self, x, serial: int, lanes) -> None:
         """The copy `serial` completes for `lanes` here: its accesses end at this step, in
@@ -238,6 +256,16 @@ class SymbolicRaceLog:
                 a.wepoch, _end(a, a.wepoch, a.until_w), b.wepoch, _end(b, b.wepoch, b.until_w)):
             return None
         return "race"
+
+    def _not_handed_off(self, a: _Access, b: _Access, unordered):
+        """`unordered` and no handoff through contending atomics orders `a` and `b` either
+        way (`semantics.machine.symbolic_handoffs`)."""
+        sync = [h for h in (self.handoffs.ordered(a, b), self.handoffs.ordered(b, a))
+                if h is not None]
+        if not sync:
+            return unordered
+        apart = z3.Not(sync[0]) if len(sync) == 1 else z3.Not(z3.Or(sync))
+        return apart if unordered is True else z3.And(unordered, apart)
 
     def _no_barrier_between(self, a: _Access, b: _Access):
         """True, or the condition that none of the possible barriers their CTA passed between
@@ -373,8 +401,12 @@ class SymbolicRaceLog:
                 continue                  # this site already races for certain
             key = (_key(a.cond), _key(b.cond), a.tid // self.t, a.passed, b.passed, a.until_p,
                    b.until_p)
+            if kind == "race" and self.handoffs.groups:
+                key += (a.tid, b.tid, a.step, b.step)    # (a handoff is the pair's own)
             if key not in conds:
                 unordered = True if kind == "undefined" else self._no_barrier_between(a, b)
+                if kind == "race":
+                    unordered = self._not_handed_off(a, b, unordered)
                 both = _both(_both(a.cond, b.cond), unordered)
                 conds[True if both is True else key] = both
         return checked
