@@ -128,13 +128,13 @@ class ConcretePort:
             counts = np.bincount(inverse)
             starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
             rank[order] = np.arange(order.size) - np.repeat(starts, counts)
+            # (race detection sees the lanes in the order they take effect: each atomic
+            # reads the release sequence the ones before it continued, a last-block
+            # ticket included; `RaceDetector.access`)
+            self._track(x, arr, f[order], nbytes, active[order], "a", addr)
             for r in range(int(rank.max()) + 1):
                 sel = np.nonzero(rank == r)[0]
                 fs = f[sel]
-                # (race detection round by round: a lane's atomic reads the release
-                # sequence the lanes before it in the order continued, a flag handoff's
-                # last-block ticket included)
-                self._track(x, arr, fs, nbytes, active[sel], "a", addr)
                 old = self.mem.gather(arr, fs, nbytes)
                 new = update(x.d.__class__(sel.size), old, active[sel])
                 self.mem.scatter(arr, fs, nbytes, new)

@@ -141,7 +141,9 @@ class RaceDetector:
         if region == "global":
             self._noncoherent(x, sh, idx, tid, kind == "r" and non_coherent(x.form), writes,
                               kind == "r" and incoherent_after_writes(x.form))
-        if power.strong and kind in ("r", "a"):
+        if power.strong and kind == "a":
+            self._atomic_sequence(x, sh, idx, nbytes, tid, ep, power)
+        elif power.strong and kind == "r":
             self._acquire(x, sh, idx, nbytes, tid, ep, power)
         self._against_writes(x, sh, idx, here)
         if writes:
@@ -149,10 +151,10 @@ class RaceDetector:
             self._against_reads(x, sh.strong, idx, here, True, sh.strong_cta)
             if kind == "w" and not power.strong:
                 self._within(x, idx, here, nbytes, values)
-            if power.strong:
-                self._release(x, sh, idx, nbytes, tid, ep, kind, power)
-            else:
+            if not power.strong:
                 sh.w_tok[idx] = -1
+            elif kind != "a":
+                self._release(x, sh, idx, nbytes, tid, ep, kind, power)
             sh.w_tid[idx] = tid
             sh.w_ep[idx] = ep
             sh.w_clk[idx] = clk
@@ -267,6 +269,20 @@ class RaceDetector:
                 continue          # not morally strong: observing it synchronizes nothing
             self.hb.read_token(int(tid[k * nbytes]), int(ep[k * nbytes]), int(tokens[k]),
                                acquire_op, power.scope == "cta")
+
+    def _atomic_sequence(self, x, sh: _Shadow, idx, nbytes: int, tid, ep, power) -> None:
+        """Atomics, lane by lane in the order they take effect (the port passes them so):
+        each reads the release token its location holds (acquired at its thread's next
+        fence, or at once for `.acquire`) and continues the sequence, so a later lane reads
+        what the earlier ones released (the last-block handoff)."""
+        release_op = x.form.has("release") or x.form.has("acq_rel")
+        if not (release_op or self.hb.fenced or (sh.w_tok[idx] >= 0).any()):
+            sh.w_tok[idx] = -1          # (no release anywhere yet: nothing to carry)
+            return
+        for k in range(idx.size // nbytes):
+            part = slice(k * nbytes, (k + 1) * nbytes)
+            self._acquire(x, sh, idx[part], nbytes, tid[part], ep[part], power)
+            self._release(x, sh, idx[part], nbytes, tid[part], ep[part], "a", power)
 
     def _release(self, x, sh: _Shadow, idx, nbytes: int, tid, ep, kind: str, power) -> None:
         """The release a strong write heads (its thread's fence before it, or its own

@@ -67,22 +67,50 @@ def test_the_gate_gives_the_same_results_on_ray_as_locally(ray_cluster, workspac
     assert out["ran_on"].startswith("Ray at") and out["retried"] == []
 
 
-def test_a_worker_killed_mid_campaign_has_its_task_run_again(ray_cluster, workspace):
-    """Once the first result is in, the other node is in the middle of a task: removing it
-    kills that task's worker; the task runs again on the remaining node and every pair
-    still arrives, passed because it ran (the gate's own finding otherwise)."""
+def _held_on(node_id: str, marks: str, fn, *args):
+    """`fn(*args)`, except on node `node_id`, where the task marks that it started and then
+    waits (to be killed with its node): the test removes a node it knows is busy, whatever
+    the machine's load."""
+    import time
+
+    import ray
+    if ray.get_runtime_context().get_node_id() == node_id:
+        Path(marks, f"started-{os.getpid()}").write_text(node_id)
+        time.sleep(600)
+    return fn(*args)
+
+
+def test_a_worker_killed_mid_campaign_has_its_task_run_again(ray_cluster, workspace,
+                                                            tmp_path):
+    """A node is removed while it runs a task (held there until then): that task runs again
+    on the remaining node and every pair still arrives, passed because it ran (the gate's own
+    finding otherwise), the retry reported."""
+    import sys
+    import threading
+    import time
+
+    import ray
+    # (the workers cannot import this test module: `_held_on` travels by value)
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
     m = mf.load(workspace / "keq.toml")
     entries = [e for e in m.entries]
-    tasks = [Task(e.rel, gate_pair, (m, e, True, None)) for e in entries]
-    executor = RayExecutor(ray_cluster.address)
     victim = ray_cluster.workers[1]
+    tasks = [Task(e.rel, _held_on, (victim.node_id, str(tmp_path), gate_pair, m, e, True,
+                                    None)) for e in entries]
+    executor = RayExecutor(ray_cluster.address)
+
+    def remove_when_busy() -> None:
+        while not list(tmp_path.glob("started-*")):
+            time.sleep(0.1)
+        ray_cluster.remove_node(victim)
+    remover = threading.Thread(target=remove_when_busy, daemon=True)
+    remover.start()
     got = {}
     try:
         for done in executor.run(tasks):
-            if not got:
-                ray_cluster.remove_node(victim)
             got[done.key] = (done.value.status, done.attempts)
     finally:
+        remover.join(timeout=60)
         ray_cluster.workers[1] = ray_cluster.add_node(num_cpus=1,
                                                       object_store_memory=80 * 2**20)
         ray_cluster.wait_for_nodes()
