@@ -43,6 +43,7 @@ class _Rmw(NamedTuple):
     position: int      # the lane's place in the group (for `atomic_order.before`)
     cond: Any
     cta_scope: bool
+    reads: bool        # an `atom` (a `red` writes the sequence on, but reads nothing back)
 
 
 def _bool(c):
@@ -60,13 +61,14 @@ class Handoffs:
         self.fences.setdefault(tid, []).append(_Fence(step, epoch, cond, cta_scope))
 
     def contending(self, step: int, tids: list[int], conds: list, keys: list,
-                   cta_scope: bool) -> None:
+                   cta_scope: bool, reads: bool) -> None:
         """One execution of an atomic by lanes that contend for one location, in the order
         `atomic_order.contended` numbers them."""
         g = len(self.groups)
         self.groups.append(tuple(keys))
         for position, (tid, cond) in enumerate(zip(tids, conds)):
-            self.rmws.setdefault(tid, []).append(_Rmw(step, g, position, cond, cta_scope))
+            self.rmws.setdefault(tid, []).append(_Rmw(step, g, position, cond, cta_scope,
+                                                      reads))
 
     def ordered(self, w, r) -> Any:
         """The condition under which access `w` happens before access `r` (both logged by the
@@ -102,7 +104,7 @@ class Handoffs:
         cta = r.tid // self.t
         for tid in self._cta_threads(cta):
             for rmw in self.rmws.get(tid, ()):
-                if rmw.group != group or (across and rmw.cta_scope):
+                if rmw.group != group or not rmw.reads or (across and rmw.cta_scope):
                     continue
                 for fence in self.fences.get(tid, ()):
                     if fence.step < rmw.step or (across and fence.cta_scope):

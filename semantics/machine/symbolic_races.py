@@ -165,7 +165,8 @@ class SymbolicRaceLog:
         """Lanes of one atomic that contend for one location, in their order's numbering:
         the heads and tails of handoffs (`Handoffs.contending`)."""
         self.handoffs.contending(self.steps, [int(x.global_tid[lane]) for lane in lanes],
-                                 conds, keys, strength(x.form).scope == "cta")
+                                 conds, keys, strength(x.form).scope == "cta",
+                                 x.form.opcode == "atom")
 
     def complete(self, x, serial: int, lanes) -> None:
         """The copy `serial` completes for `lanes` here: its accesses end at this step, in

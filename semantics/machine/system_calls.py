@@ -18,13 +18,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from semantics.ir.nodes import Function, Variable
 from semantics.ir.operands import Addr, IntImm, Reg, Sym
 
-if TYPE_CHECKING:
-    from semantics.machine.executor import Executor
 
 # name -> (parameters, results) of the declaration nvcc emits
 SYSTEM_FUNCTIONS: dict[str, tuple[int, int]] = {"__assertfail": (5, 0), "vprintf": (2, 1)}
@@ -70,8 +67,9 @@ class AssertMessage:
         return out
 
 
-def system_call(x: "Executor", name: str, rets: list, args: list) -> None:
-    """Run `name` (a key of SYSTEM_FUNCTIONS) for the executing lanes of `x`."""
+def system_call(x, name: str, rets: list, args: list) -> None:
+    """Run `name` (a key of SYSTEM_FUNCTIONS) for the executing lanes of the executor `x`
+    (untyped, as in `semantics.ops`: the executor imports this module)."""
     if name == "__assertfail":
         x.trap_if(x.d.pconst(True), _assert_message(x, args).text())
         return
@@ -86,7 +84,7 @@ def _c_literal(text: str) -> str:
     return '"' + text.encode("unicode_escape").decode("ascii").replace('"', '\\"') + '"'
 
 
-def _assert_message(x: "Executor", args: list) -> AssertMessage:
+def _assert_message(x, args: list) -> AssertMessage:
     parts = [_constant_arg(x, a) for a in args[:4]]
     text = [c_string(x.k.global_vars[p]) if isinstance(p, str) and p in x.k.global_vars
             else None for p in parts]
@@ -94,7 +92,7 @@ def _assert_message(x: "Executor", args: list) -> AssertMessage:
                          text[3])
 
 
-def _string_arg(x: "Executor", arg) -> str | None:
+def _string_arg(x, arg) -> str | None:
     name = _constant_arg(x, arg)
     var = x.k.global_vars.get(name) if isinstance(name, str) else None
     return None if var is None else c_string(var)
@@ -103,7 +101,7 @@ def _string_arg(x: "Executor", arg) -> str | None:
 _LOOK_BACK = 48     # instructions: nvcc puts a call's argument set-up right before it
 
 
-def _constant_arg(x: "Executor", arg) -> str | int | None:
+def _constant_arg(x, arg) -> str | int | None:
     """What a call argument was set from, read from the code before the call (for reports
     only, never for a verdict): a module variable's name (`mov.u64 %rd, $str; cvta.global
     .u64 %rd2, %rd; st.param.b64 [param0], %rd2`) or an immediate (`st.param.b32 [param2],
