@@ -19,6 +19,10 @@ verdict. One place, used by the one-shape check and the symbolic launch alike.
   (`semantics.machine.layout_taint`). The symbolic domain knows one memory layout, the PTX
   ISA none, so it stops the check (Inconclusive, named); testing under another layout
   (`verifier.testing`) refutes the claim where that shows a difference.
+- `fragment`: an instruction read an element of a `wmma` fragment, or a `wmma` got registers
+  that are not one whole fragment (`semantics.machine.fragments`). The PTX ISA leaves the
+  fragment layout unspecified and keq models one, so it stops the check (Inconclusive, named),
+  and an emulator run under keq's layout is no evidence (`verifier.testing.proves_nothing`).
 """
 
 from __future__ import annotations
@@ -43,6 +47,9 @@ def judge_effects(ctx, launches: dict) -> str | None:
                     return (f"the {role} calls {e.what} at {e.loc}: what it prints is not "
                             f"compared (allow = [\"printf-ignored\"] leaves it out of the "
                             f"claim)")
+            elif e.kind == "fragment":
+                return (f"{role}: {e.what} at {e.loc}; the PTX ISA leaves the layout of wmma "
+                        f"fragments unspecified")
             elif e.kind == "layout":
                 return (f"{role}: the numeric value of an address reaches {e.what} at "
                         f"{e.loc}; memory layout is unspecified")

@@ -117,6 +117,7 @@ def _real_outputs(ctx, env, diffs, constraints, variables, seed, t0) -> Verdict 
                   f"{len(diffs)} element(s): identical real terms, no solver "
                   f"needed")
         ctx.assumptions.add(REAL_ASSUMPTION)
+        ctx.assumptions.update(tr.notes)
         return None
     # (a float scalar is a real here: the claim's values/range bound that real too)
     phi = z3.And(*constraints, *real_scalar_constraints(ctx.spec, tr.variables),
@@ -127,6 +128,7 @@ def _real_outputs(ctx, env, diffs, constraints, variables, seed, t0) -> Verdict 
     ctx.stage("outputs (real)", r.answer, t0, f"{len(pairs)} element(s) as real arithmetic")
     if r.answer == "unsat":
         ctx.assumptions.add(REAL_ASSUMPTION)
+        ctx.assumptions.update(tr.notes)
         return None
     if r.answer != "sat":
         return ctx.inconclusive(f"solver (real arithmetic): {r.answer} "

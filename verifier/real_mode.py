@@ -18,8 +18,8 @@ import struct
 
 import z3
 
-from semantics.choices import CONSTANT_PREFIX
-from semantics.domains.nan_wrappers import wrapped_value
+from semantics.choices import CONSTANT_PREFIX, FUNCTION_PREFIX
+from semantics.domains.nan_wrappers import is_nan_pattern, wrapped_value
 from verifier.terms import TermMemo, any_subterm
 
 CANONICAL_NAN = {32: 0x7FFFFFFF, 64: 0x7FFFFFFFFFFFFFFF, 16: 0x7FFF}   # bits, by width
@@ -29,8 +29,27 @@ ASSUMPTION = ("mode real: the results are equal as real numbers, so the kernels 
               "rounding, for finite values (no NaN or infinity)")
 
 
+# What a verdict that reads a tensor-core instruction as reals assumes besides (`_tensor`).
+TENSOR_ASSUMPTION = ("mode real: a tensor-core mma/wmma is the exact sum of its products and "
+                     "C (the datapath's alignment and rounding are rounding)")
+
+
 class NotReal(Exception):
     """The term has no faithful real-arithmetic reading."""
+
+
+def _half(bits: int) -> float:
+    return struct.unpack("<e", struct.pack("<H", bits))[0]
+
+
+def _bfloat(bits: int) -> float:
+    return struct.unpack("<f", struct.pack("<I", bits << 16))[0]
+
+
+# tensor-core element formats with a real reading of their bits
+_ELEMENT_FORMATS = {"f16": _half, "bf16": _bfloat, "tf32": lambda b: _float_of_bits(b, 32),
+                    "f32": lambda b: _float_of_bits(b, 32), "f64": lambda b: _float_of_bits(b, 64)}
+_TENSOR_PREFIXES = (f"{FUNCTION_PREFIX}mma.", f"{FUNCTION_PREFIX}wmma.")
 
 
 def _float_of_bits(bits: int, width: int) -> float:
@@ -143,6 +162,8 @@ class RealTranslator:
         # Integer selection conditions kept exact: they must not read a float input's bits
         # (that input is a real here; `mixed_inputs` says when one is read both ways).
         self.condition_terms: list = []
+        # Assumptions the readings used besides ASSUMPTION (a tensor core's sum as reals).
+        self.notes: set[str] = set()
 
     def mixed_inputs(self) -> set[str]:
         from verifier.counterexample import variables_in
@@ -190,11 +211,19 @@ class RealTranslator:
             return v
         if k == z3.Z3_OP_FPA_TO_IEEE_BV:
             return self._fp(t.arg(0))
+        if k == z3.Z3_OP_UNINTERPRETED and t.decl().name().startswith(_TENSOR_PREFIXES):
+            return self._tensor(t)
+        if k == z3.Z3_OP_EXTRACT or k == z3.Z3_OP_CONCAT:
+            simpler = z3.simplify(t)          # a half of a word the kernel packed: the half
+            if not simpler.eq(t):
+                return self._bv(simpler)
         if k == z3.Z3_OP_ITE:
             c, a, b = t.arg(0), t.arg(1), t.arg(2)
             # The canonicalizing wrapper ite(isNaN(bits(r)), NaN, bits(r)): for finite values
             # the result is r.
-            if z3.is_bv_value(a) and a.as_long() == CANONICAL_NAN.get(a.size()):
+            # (also an unspecified NaN `u | EXP | QUIET`, what a conversion of a NaN gives)
+            if (z3.is_bv_value(a) and a.as_long() == CANONICAL_NAN.get(a.size())) or \
+                    is_nan_pattern(a.as_ast(), a.size()):
                 return self._bv(b)
             inner = wrapped_value(t)       # (a result's NaN wrapper, whichever NaN it gives)
             if inner is not None:
@@ -211,6 +240,33 @@ class RealTranslator:
                 return z3.If(c, self._bv(a), self._bv(b))
             raise NotReal(f"a data-dependent selection ({t.decl().name()})")
         raise NotReal(f"the operation '{t.decl().name()}' on float bits")
+
+    def _tensor(self, t) -> z3.ArithRef:
+        """`keq!uf!<mma|wmma>.<shape>...<d>.<a>.<b>.<c>(a_0..a_K-1, b_0..b_K-1, c)`
+        (`semantics.ops.mma_float`, `wmma`): sum a_k * b_k + c as reals."""
+        fmt = t.decl().name().split(".")[-4:]
+        a_fmt, b_fmt, c_fmt = fmt[1], fmt[2], fmt[3]
+        n = t.num_args()
+        k = (n - 1) // 2
+        if a_fmt not in _ELEMENT_FORMATS or b_fmt not in _ELEMENT_FORMATS:
+            raise NotReal(f"the tensor-core form {t.decl().name()}")
+        total = self._element(t.arg(n - 1), c_fmt)
+        for j in range(k):
+            total = _add(total, _mul(self._element(t.arg(j), a_fmt),
+                                     self._element(t.arg(k + j), b_fmt)))
+        self.notes.add(TENSOR_ASSUMPTION)
+        return total
+
+    def _element(self, t, fmt: str) -> z3.ArithRef:
+        """A tensor-core operand of format `fmt` as a real (tf32: its f32 pattern's value;
+        the ignored low bits are rounding)."""
+        if z3.is_bv_value(t):
+            f = _ELEMENT_FORMATS[fmt](t.as_long())
+            if f != f or f in (float("inf"), float("-inf")):
+                raise NotReal("a NaN or infinite constant")
+            num, den = f.as_integer_ratio()
+            return z3.RealVal(num) / z3.RealVal(den)
+        return self._bv(t)
 
     def _fp(self, e) -> z3.ArithRef:
         hit = self.memo.get(e)

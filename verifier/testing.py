@@ -74,8 +74,10 @@ def proves_nothing(effects) -> bool:
     """Effects that make an emulator run's values no evidence about the GPU: the host's
     approximations, undefined behaviour, and values the hardware fixes as a function of the
     inputs that the emulator only models (the NaN an f32 add returns: the GPU's may be
-    another, the same in both kernels)."""
-    return any(e.kind in ("approximation", "undefined", "unspecified") for e in effects)
+    another, the same in both kernels), and results that depend on the wmma fragment layout
+    keq chose ("fragment")."""
+    return any(e.kind in ("approximation", "undefined", "unspecified", "fragment")
+               for e in effects)
 
 
 def consulted(effects) -> bool:

@@ -79,6 +79,13 @@ class ConcreteDomain:
     def gather(self, v: np.ndarray, index, w: int) -> np.ndarray:
         return v[np.asarray(index, dtype=np.int64)]
 
+    def same_values(self, values: list, lanes: list[int], group) -> bool:
+        """Does each of `lanes` hold, in every one of `values`, what lane `group[lane]` holds
+        in the first (one value per group: a warp-uniform fragment)?"""
+        idx = np.asarray(lanes, dtype=np.int64)
+        ref = np.asarray(values[0])[np.asarray(group, dtype=np.int64)[idx]]
+        return all(np.array_equal(np.asarray(v)[idx], ref) for v in values)
+
     def is_value(self, x) -> bool:
         return isinstance(x, np.ndarray)
 

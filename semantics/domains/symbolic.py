@@ -192,6 +192,18 @@ class SymbolicDomain:
     def gather(self, v, index, w: int):
         return [v[int(i)] for i in index]
 
+    def same_values(self, values: list, lanes: list[int], group) -> bool:
+        """As the concrete domain's, comparing terms as data (the same term, not an equal
+        value: a question for the solver is not asked here)."""
+        for i in lanes:
+            ref = values[0][int(group[i])]
+            for v in values:
+                a = v[i]
+                if _is_concrete(a) != _is_concrete(ref) or \
+                        (a != ref if _is_concrete(a) else not a.eq(ref)):
+                    return False
+        return True
+
     def fresh(self, name: str, w: int):
         """One new symbolic bit-vector (a single lane's value)."""
         return z3.BitVec(name, w)

@@ -26,6 +26,7 @@ from semantics.ir.operands import Addr, FloatImm, IntImm, Neg, Operand, Reg, Sin
 from semantics.ir.types import PtxType
 from semantics.machine import special_registers
 from semantics.machine.async_copies import AsyncCopies
+from semantics.machine.fragments import FragmentTags
 from semantics.machine.system_calls import system_call
 from semantics.machine.termination import LoopWatch, loop_name, sibling, step_budget
 from semantics.machine.kernel import PreparedKernel
@@ -229,6 +230,8 @@ class Executor:
         # Thread-instructions executed (concrete domain only): each basic-block run adds its
         # length times the lanes that entered it (guarded-off lanes count, as on hardware).
         self.thread_instrs = 0
+        # Registers holding wmma fragment elements (`semantics.machine.fragments`).
+        self.fragments = FragmentTags() if kernel.uses_wmma else None
 
     # -- operand access (the API of semantic functions) ------------------------------------
     @property
@@ -834,6 +837,7 @@ class Executor:
         steps = 0
         sems = k.semantics
         instrs = k.instrs
+        frags = self.fragments
         counting = isinstance(self.exited, np.ndarray)
         while stack:
             top = stack[-1]
@@ -887,6 +891,8 @@ class Executor:
                 if op == "bra" or op in ("ret", "exit", "trap"):
                     break
                 if d.may_any(m):
+                    if frags is not None and op != "wmma":
+                        frags.plain(self, ins)
                     sems[idx](self)
             steps += block.end - block.start
             if steps > self.max_steps:

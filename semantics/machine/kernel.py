@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Callable
 
 from semantics.errors import KeqError, UnsupportedError
@@ -60,6 +61,12 @@ class PreparedKernel:
     @property
     def name(self) -> str:
         return self.fn.name
+
+    @cached_property
+    def uses_wmma(self) -> bool:
+        """Does it run `wmma`? Then its fragments' registers are tracked
+        (`semantics.machine.fragments`)."""
+        return any(i.opcode == "wmma" for i in self.instrs)
 
     def reg_type(self, reg: Reg) -> PtxType:
         key = (reg.name, reg.scope)

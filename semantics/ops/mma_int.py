@@ -53,6 +53,15 @@ def _saturate(d, p, c, s):
     return d.ite(overflow, bound, s, 32)
 
 
+def dot_s32(d, row: list, col: list, c, e: int, a_signed: bool, b_signed: bool,
+            satfinite: bool):
+    """C + sum row[k] * col[k] in 32 bits, e-bit elements extended by their types, wrapped
+    (or clamped where `.satfinite` and the addition of C overflows). `wmma` shares it."""
+    p = _sum(d, [_product(d, a, b, e, a_signed, b_signed) for a, b in zip(row, col)])
+    s = d.add(p, c, 32)
+    return _saturate(d, p, c, s) if satfinite else s
+
+
 def mma_int(x, lay: Layout) -> None:
     d = x.d
     _, at, bt, _ = x.form.types
@@ -61,14 +70,8 @@ def mma_int(x, lay: Layout) -> None:
     rows, cols = operands(x, lay, B32)
     c = [x.read(e, B32) for e in vector_registers(x, 3, n)]
     converged(x, warp_of(x), 32, "matrix fragments")
-    e = lay.elem_bits
-    out = []
-    for i in range(n):
-        row, col = rows[i >> 1], cols[i & 1]
-        p = _sum(d, [_product(d, row[k], col[k], e, at.is_signed, bt.is_signed)
-                     for k in range(lay.k)])
-        s = d.add(p, c[i], 32)
-        out.append(_saturate(d, p, c[i], s) if x.form.has("satfinite") else s)
+    out = [dot_s32(d, rows[i >> 1], cols[i & 1], c[i], lay.elem_bits, at.is_signed,
+                   bt.is_signed, x.form.has("satfinite")) for i in range(n)]
     # (all read before any write: D may name C's or A's registers)
     for reg, v in zip(dst, out):
         x.write(reg, v, B32)

@@ -119,6 +119,11 @@ def test_every_corpus_kernel_is_listed():
     # negates a possible NaN)
     skipped = {"histogram_shared_noinit_sync", "histogram_shared_nomerge_sync",
                "matmul_tiled_nosync2", "softmax_three_pass", "softmax_online"}
+    # not yet in keq tv: the wmma kernels' SASS (HMMA, issue 30) has no semantics, and the
+    # SIMT reference's SASS, a k loop unrolled by 4 over f16 loads, ran past 300 s at the
+    # smallest shape without a verdict (a gap to measure in bench/tv.py)
+    skipped |= {"wmma_gemm", "wmma_gemm_shared", "wmma_gemm_b_row", "wmma_gemm_scaled",
+                "gemm_simt_f16"}
     kernels = set()
     for rel, f in SPECS.items():
         if "/triton/" not in rel:

@@ -203,3 +203,11 @@ def test_the_tensor_core_gemm_ladder_with_a_cp_async_pipeline(name, kind):
     # symbolic masks leave the maximal launch undecided, and each shape on its own decides
     v = verify(load_pair(DATA.parent / "mma_gemm" / f"{name}.toml"), trials=0)
     assert v.kind == kind, v.reasons
+
+
+def test_the_mma_gemm_is_the_simt_gemm_as_reals():
+    # tests/data/mma_gemm/real.toml: each mma read as the exact sum of its products (mode
+    # real), against kernels/tensorcore's SIMT fp32 GEMM; the claim names that assumption
+    v = verify(load_pair(DATA.parent / "mma_gemm" / "real.toml"), trials=0)
+    assert v.kind == VerdictKind.EQUIVALENT, v.reasons
+    assert any("exact sum of its products" in a for a in v.assumptions), v.assumptions

@@ -134,6 +134,7 @@ def _without_a_solver(run: Run, ex: Execution, m: Maximal, elements: list[Elemen
             raise Undecided("mode 'real': a selection reads the bits of a float input")
         by_shape += by_real
         run.assumptions.add(REAL_ASSUMPTION)
+        run.assumptions.update(reals.notes)
     if by_shape:
         run.stage("outputs by shape", StageStatus.OK, t0,
                   f"{by_shape} element(s) equal at every shape without a solver "
