@@ -53,8 +53,13 @@ def _run(side, vals, sc):
 # Kernels whose SASS calls into the CUDA runtime (a device assert, printf: `LEPC` and
 # `CALL.ABS.NOINC` through constant bank 4, printf's arguments spilled with `STL`), which keq's
 # SASS semantics do not read yet: refused by name, the SASS instruction that stops it.
-RUNTIME_CALLS = {"encoder_forward_vec4": "LEPC", "encoder_forward_vec4_assert_off_by_one": "LEPC",
-                 "encoder_forward_printf": "STL.64"}
+RUNTIME_CALLS = {k: f"'{op}' has no semantics in keq" for k, op in (
+    ("encoder_forward_vec4", "LEPC"), ("encoder_forward_vec4_assert_off_by_one", "LEPC"),
+    ("encoder_forward_printf", "STL.64"))}
+# ... and the tensor-core kernels (wmma), whose HMMA (and LDSM, MOVM) have no SASS semantics
+# yet (issue 30)
+RUNTIME_CALLS.update({k: "HMMA.16816.F32. has no semantics|unsupported here: HMMA" for k in (
+    "wmma_gemm", "wmma_gemm_shared", "wmma_gemm_b_row", "wmma_gemm_scaled")})
 
 
 @pytest.mark.parametrize("spec,side,sass", list(_cases()))
@@ -62,8 +67,7 @@ def test_sass_matches_ptx(spec, side, sass):
     sside = _sass_side(spec, side, sass)
     if side.kernel in RUNTIME_CALLS:
         sc = draw_scalars(spec, np.random.default_rng(7))
-        with pytest.raises(UnsupportedError, match=f"'{RUNTIME_CALLS[side.kernel]}' has no "
-                                                   f"semantics in keq"):
+        with pytest.raises(UnsupportedError, match=RUNTIME_CALLS[side.kernel]):
             _run(sside, make_inputs(spec, sc, np.random.default_rng(7)), sc)
         return
     rng = np.random.default_rng(7)
