@@ -4,10 +4,18 @@ the fragment layout the PTX ISA leaves unspecified (`semantics.ops.wmma_fragment
 A `wmma.load` or `wmma.mma` tags each register it writes, per lane, with the fragment's
 instance (one per execution) and the register's place in the vector. Then:
 
-- any other instruction that reads a tagged register (arithmetic on `frag.x[i]`, a `mov` of
-  one element, a spill) records a "fragment" effect: what it computes depends on which element
-  that register holds, which the ISA does not say. The verdict is Inconclusive, named, and an
-  emulator run under keq's layout proves nothing (`verifier.testing.proves_nothing`);
+- an element-wise map (`acc.x[i] = alpha * acc.x[i] + beta * c.x[i]`, the ISA's own
+  example) keeps the tags: pure arithmetic on one slot of fragments of one kind, its other
+  operands one value across the warp, run by whole warps, makes that slot of a derived
+  fragment named by its recipe (the form, the fragments, the values). Every slot mapped alike
+  lands in the same derived fragment, so a later wmma sees it whole; a map that treats slots
+  differently (`acc.x[0] = 0`, another scale per slot) gives slots of different fragments,
+  which a wmma reports as mixed (below);
+- any other instruction that reads a tagged register (a `mov` of one element into another
+  fragment is caught at its use, a spill, a branch, a conversion to another type) records a
+  "fragment" effect: what it computes depends on which element that register holds, which
+  the ISA does not say. The verdict is Inconclusive, named, and an emulator run under keq's
+  layout proves nothing (`verifier.testing.proves_nothing`);
 - a `wmma.mma` or `wmma.store` operand must be one fragment of the right kind, each register
   in its own place, or hold one value in every register and lane of the warp (what
   `wmma::fill_fragment` gives): a uniform fragment is the same matrix under every layout.
@@ -25,10 +33,13 @@ from __future__ import annotations
 import numpy as np
 
 from semantics.ir.nodes import Instruction
-from semantics.ir.operands import Addr, Reg, Vec, Pair
+from semantics.ir.operands import Addr, FloatImm, IntImm, Pair, Reg, Vec
 from semantics.machine.layout_prov import dests, has_dest
 
 _UNDECIDED = -1           # tag of a lane whose register a conditional write may have changed
+# pure element-wise arithmetic: the result is a function of the operands alone
+_POINTWISE = frozenset("""mov add sub mul fma mad neg abs min max div rcp sqrt rsqrt ex2 lg2
+    tanh copysign""".split())
 
 
 def _reads(ins: Instruction):
@@ -53,6 +64,7 @@ class FragmentTags:
         self.tags: dict[Reg, np.ndarray] = {}         # per lane: 0 none, else tag
         self.kinds: dict[int, object] = {}            # instance -> its `Fragment`
         self.instances = 0
+        self.derived: dict[tuple, int] = {}           # element-wise map recipe -> instance
 
     # -- every instruction but wmma ---------------------------------------------------------
     def plain(self, x, ins: Instruction) -> None:
@@ -61,15 +73,78 @@ class FragmentTags:
         if not self.tags:
             return
         maybe = _lanes(x, False)
-        for reg in _reads(ins):
-            t = self.tags.get(reg)
-            if t is not None and (t[maybe] != 0).any():
-                x.effect("fragment", f"'{ins.form.name}' reads {reg.name}, which holds an "
-                                     f"element of a wmma fragment")
-                break
+        read = [r for r in _reads(ins) if r in self.tags and (self.tags[r][maybe] != 0).any()]
+        if read and self._pointwise(x, ins, maybe):
+            return
+        if read:
+            x.effect("fragment", f"'{ins.form.name}' reads {read[0].name}, which holds an "
+                                 f"element of a wmma fragment")
         if has_dest(ins):
             for reg in dests(ins.operands[0]):
                 self._overwrite(x, reg, maybe)
+
+    def _pointwise(self, x, ins: Instruction, maybe: np.ndarray) -> bool:
+        """Is `ins` one step of an element-wise map over fragments (`acc.x[i] *= alpha`):
+        pure arithmetic on one slot of fragments of one kind, the other operands one value
+        for the whole warp, run by whole warps? Then its result is that slot of a derived
+        fragment, named by the recipe (the form, the fragments, the values), the same for
+        every slot the kernel maps alike. A map that treats slots differently gives each a
+        different instance, which a later wmma sees as mixed (layout-dependent)."""
+        if ins.opcode not in _POINTWISE or ins.guard is not None or not has_dest(ins) or \
+                not isinstance(ins.operands[0], Reg) or \
+                any(t.lanes > 1 for t in ins.form.types):
+            return False
+        sure = _lanes(x, True)
+        bases = x.warp_base
+        if not np.array_equal(sure, maybe) or not sure[np.isin(bases, bases[sure])].all():
+            return False
+        recipe, place, kind = [ins.form.name], None, None
+        for op in ins.operands[1:]:
+            t = self.tags.get(op) if isinstance(op, Reg) else None
+            if t is None or not t[sure].any():
+                key = self._uniform_key(x, op, sure)
+                if key is None:
+                    return False
+                recipe.append(key)
+                continue
+            tags = t[sure]
+            if (tags <= 0).any() or len(np.unique(tags)) != 1:
+                return False
+            inst, p = int(tags[0]) >> 8, int(tags[0]) & 0xFF
+            if (place is not None and p != place) or (kind is not None and
+                                                      self.kinds[inst] != kind):
+                return False
+            place, kind = p, self.kinds[inst]
+            recipe.append(("fragment", inst))
+        inst = self.derived.get(tuple(recipe))
+        if inst is None:
+            self.instances += 1
+            inst = self.derived[tuple(recipe)] = self.instances
+            self.kinds[inst] = kind
+        dest = ins.operands[0]
+        t = self.tags.get(dest)
+        if t is None:
+            t = self.tags[dest] = np.zeros(x.geom.lanes, dtype=np.int64)
+        t[sure] = (inst << 8) | place
+        return True
+
+    @staticmethod
+    def _uniform_key(x, op, lanes: np.ndarray):
+        """A key for an operand that holds one value in every lane of `lanes`, else None."""
+        if isinstance(op, IntImm):
+            return ("imm", op.value)
+        if isinstance(op, FloatImm):
+            return ("imm", op.bits, op.width)
+        if not isinstance(op, Reg) or op not in x.regs or op in x.undef:
+            return None
+        v = x.regs[op]
+        idx = np.flatnonzero(lanes).tolist()
+        first = np.full(x.geom.lanes, idx[0])
+        if not x.d.same_values([v], idx, first):
+            return None
+        one = v[idx[0]]
+        return ("value", int(one)) if isinstance(one, (int, np.integer)) else \
+            ("term", one.get_id())
 
     def _overwrite(self, x, reg: Reg, maybe: np.ndarray) -> None:
         t = self.tags.get(reg)

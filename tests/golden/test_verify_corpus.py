@@ -60,7 +60,8 @@ CASES = [
     ("tensorcore/wmma_shared.toml", {"M": 32, "N": 16, "K": 32}, None),
     ("tensorcore/wmma_real.toml", {"M": 16, "N": 32, "K": 32}, None),
     ("tensorcore/wmma_b_row.toml", {"M": 16, "N": 16, "K": 16}, None),
-    ("tensorcore/wmma_scaled.toml", {"M": 16, "N": 16, "K": 16}, None),
+    ("tensorcore/wmma_scaled.toml", {"M": 16, "N": 32, "K": 32}, None),
+    ("tensorcore/wmma_ragged.toml", {"M": 16, "N": 16, "K": 16}, None),
 ]
 
 

@@ -59,7 +59,8 @@ RUNTIME_CALLS = {k: f"'{op}' has no semantics in keq" for k, op in (
 # ... and the tensor-core kernels (wmma), whose HMMA (and LDSM, MOVM) have no SASS semantics
 # yet (issue 30)
 RUNTIME_CALLS.update({k: "HMMA.16816.F32. has no semantics|unsupported here: HMMA" for k in (
-    "wmma_gemm", "wmma_gemm_shared", "wmma_gemm_b_row", "wmma_gemm_scaled")})
+    "wmma_gemm", "wmma_gemm_shared", "wmma_gemm_b_row", "wmma_gemm_scaled",
+    "wmma_gemm_scaled_smem", "wmma_gemm_ragged")})
 
 
 @pytest.mark.parametrize("spec,side,sass", list(_cases()))

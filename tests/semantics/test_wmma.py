@@ -165,9 +165,21 @@ def test_the_plain_load_mma_store_records_no_fragment_effect():
     assert _effects(MMA) == []
 
 
-def test_an_element_read_by_other_arithmetic_is_a_fragment_effect():
+def test_one_element_changed_is_a_fragment_effect_where_the_fragment_is_used():
     got = _effects(MMA + "add.f32 %d0, %d0, %d0;\n")
-    assert got and "'add.f32' reads %d0" in got[0]
+    assert got and "mixes the registers of different fragments" in got[0]
+
+
+def test_an_element_wise_map_over_every_slot_keeps_the_fragment_whole():
+    scale = "".join(f"mul.f32 %d{i}, %d{i}, 0f40000000;\n" for i in range(8))
+    assert _effects(MMA + scale) == []
+    ragged = "".join(f"mul.f32 %d{i}, %d{i}, 0f4{i}000000;\n" for i in range(8))
+    assert any("mixes" in w for w in _effects(MMA + ragged))
+
+
+def test_an_element_used_otherwise_is_a_fragment_effect():
+    got = _effects(MMA + "cvt.rzi.s32.f32 %a0, %d0;\n")
+    assert got and "'cvt.rzi.s32.f32' reads %d0" in got[0]
 
 
 def test_registers_of_two_fragments_or_reordered_are_a_fragment_effect():
