@@ -4,9 +4,13 @@ The claim "equal modulo rounding" is checked by translating each output term tha
 bit-precise semantics produced into real arithmetic: an IEEE `fp.add` becomes `+`, `fp.mul`
 `*`, `fp.fma` `a*b + c`, `fp.div` `/`, a float-to-float conversion the identity (a rounding),
 each input element a real variable, and the canonical-NaN wrapper around a result its non-NaN
-branch (the claim is for finite values). Anything else (bit operations on float bits,
-comparisons, min/max, square roots, integer conversions, flushes to zero, approximations) has no
-faithful real reading and raises `NotReal`, which the verifier reports as Inconclusive.
+branch (the claim is for finite values: a NaN test is false). A tensor-core mma is the sum of
+its products; `ex2.approx`, libdevice `expf`'s scaling by 2^j, and `max.f32` read as the
+exponential and maximum of `verifier.real_exp` (with the identities it applies, and the
+assumptions the claim prints); `neg` (a sign flip) as negation. Anything else (other bit
+operations on float bits, comparisons, min, square roots, integer conversions, the other
+approximations) has no faithful real reading and raises `NotReal`, which the verifier reports
+as Inconclusive.
 
 This is exactly the reading a reordered reduction or an `fma` contraction needs: both kernels
 compute the same real polynomial, so they agree up to rounding.
@@ -19,7 +23,8 @@ import struct
 import z3
 
 from semantics.choices import CONSTANT_PREFIX, FUNCTION_PREFIX
-from semantics.domains.nan_wrappers import is_nan_pattern, wrapped_value
+from semantics.domains.nan_wrappers import is_nan_pattern, is_nan_test, wrapped_value
+from verifier.real_exp import EXP_ASSUMPTION, LOWEST, MAGIC, MAX_ASSUMPTION, Maxima, exp2, plus, times
 from verifier.terms import TermMemo, any_subterm
 
 CANONICAL_NAN = {32: 0x7FFFFFFF, 64: 0x7FFFFFFFFFFFFFFF, 16: 0x7FFF}   # bits, by width
@@ -68,13 +73,32 @@ def _ordered(x, y) -> tuple:
 
 
 def _add(x, y):
+    summed = plus(x, y)
+    if summed is not None:
+        return summed
     a, b = _ordered(x, y)
     return a + b
 
 
 def _mul(x, y):
+    merged = times(x, y)
+    if merged is not None:
+        return merged
     a, b = _ordered(x, y)
     return a * b
+
+
+def _rounds_to_integer(args) -> bool:
+    """An fma rounding toward -inf whose addend is 2^23 + 2^22 + 1: a float rounded to an
+    integer in the 2^23 binade (libdevice expf's `j`)."""
+    rm, c = args[0], args[3]
+    if not (z3.is_app(rm) and rm.decl().kind() == z3.Z3_OP_FPA_RM_TOWARD_NEGATIVE):
+        return False
+    if z3.is_app(c) and c.decl().kind() == z3.Z3_OP_FPA_TO_FP and c.num_args() == 1 and \
+            z3.is_bv_value(c.arg(0)):
+        return c.arg(0).as_long() == 0x4B400001
+    return z3.is_fp_value(c) and not c.isNaN() and not c.isInf() and \
+        float(z3.simplify(z3.fpToReal(c)).as_fraction()) == 12582913.0
 
 
 def _is_float_op(e) -> bool:
@@ -164,6 +188,7 @@ class RealTranslator:
         self.condition_terms: list = []
         # Assumptions the readings used besides ASSUMPTION (a tensor core's sum as reals).
         self.notes: set[str] = set()
+        self.maxima = Maxima()
 
     def mixed_inputs(self) -> set[str]:
         from verifier.counterexample import variables_in
@@ -179,7 +204,7 @@ class RealTranslator:
         f = _float_of_bits(bits, width)
         if f != f or f in (float("inf"), float("-inf")):
             raise NotReal("a NaN or infinite constant")
-        return z3.RealVal(f.as_integer_ratio()[0]) / z3.RealVal(f.as_integer_ratio()[1])
+        return z3.Q(*f.as_integer_ratio())          # (a rational value, not a division)
 
     def _bv(self, t) -> z3.ArithRef:
         hit = self.memo.get(t)
@@ -213,6 +238,20 @@ class RealTranslator:
             return self._fp(t.arg(0))
         if k == z3.Z3_OP_UNINTERPRETED and t.decl().name().startswith(_TENSOR_PREFIXES):
             return self._tensor(t)
+        if k == z3.Z3_OP_UNINTERPRETED and t.num_args() == 1 and \
+                t.decl().name().startswith("ex2.") and ".approx." in t.decl().name():
+            self.notes.add(EXP_ASSUMPTION)
+            return exp2(self._bv(t.arg(0)))
+        if k == z3.Z3_OP_BXOR and t.num_args() == 2 and t.size() in (16, 32, 64):
+            # `neg`: the sign bit flipped
+            sign = 1 << (t.size() - 1)
+            for v, other in ((t.arg(0), t.arg(1)), (t.arg(1), t.arg(0))):
+                if z3.is_bv_value(v) and v.as_long() == sign:
+                    return -self._bv(other)
+        if k == z3.Z3_OP_BSHL and t.size() == 32 and z3.is_bv_value(t.arg(1)) and \
+                t.arg(1).as_long() == 23:
+            self.notes.add(EXP_ASSUMPTION)            # libdevice expf's 2^j
+            return exp2(self._bv(t.arg(0)) - MAGIC)
         if k == z3.Z3_OP_EXTRACT or k == z3.Z3_OP_CONCAT:
             simpler = z3.simplify(t)          # a half of a word the kernel packed: the half
             if not simpler.eq(t):
@@ -232,6 +271,12 @@ class RealTranslator:
             # a zero: a change below the smallest normal, rounding for this mode.
             if _is_flush(c, a, b):
                 return self._bv(b)
+            # (finite values: a NaN test is false; `max.f32`'s comparison is the real max)
+            if is_nan_test(c):
+                return self._bv(b)
+            picked = self._max_or_min(c, a, b)
+            if picked is not None:
+                return picked
             # A selection on integers only (a launch shape's `i < n`, an index test) keeps
             # its exact bit-vector condition; only its float branches become reals.
             if (self.float_free is not None and self.float_free(c)) or \
@@ -240,6 +285,29 @@ class RealTranslator:
                 return z3.If(c, self._bv(a), self._bv(b))
             raise NotReal(f"a data-dependent selection ({t.decl().name()})")
         raise NotReal(f"the operation '{t.decl().name()}' on float bits")
+
+    def _max_or_min(self, c, a, b):
+        """`ite(lt(x, y) or (both zeros, x negative), a, b)` of `max.f32`/`min.f32`
+        (`semantics.ops.float_arith`; z3 drops the zeros test against a constant): max when
+        it picks y, the larger; min is refused."""
+        lt = c.arg(0) if z3.is_or(c) and c.num_args() == 2 else c
+        if not (z3.is_app(lt) and lt.decl().kind() == z3.Z3_OP_FPA_LT):
+            return None
+        x, y = lt.arg(0), lt.arg(1)
+        if not all(z3.is_app(v) and v.decl().kind() == z3.Z3_OP_FPA_TO_FP and v.num_args() == 1
+                   for v in (x, y)):
+            return None
+        xb, yb = x.arg(0), y.arg(0)
+        if not (a.eq(yb) and b.eq(xb)):
+            return None
+        self.notes.add(MAX_ASSUMPTION)
+        return self.maxima.of(self._member(xb), self._member(yb))
+
+    def _member(self, bits):
+        """A max's argument as a real; -inf (no finite value is below it) as -FLT_MAX."""
+        if z3.is_bv_value(bits) and bits.size() == 32 and bits.as_long() == 0xFF800000:
+            return z3.RealVal(LOWEST)
+        return self._bv(bits)
 
     def _tensor(self, t) -> z3.ArithRef:
         """`keq!uf!<mma|wmma>.<shape>...<d>.<a>.<b>.<c>(a_0..a_K-1, b_0..b_K-1, c)`
@@ -264,8 +332,7 @@ class RealTranslator:
             f = _ELEMENT_FORMATS[fmt](t.as_long())
             if f != f or f in (float("inf"), float("-inf")):
                 raise NotReal("a NaN or infinite constant")
-            num, den = f.as_integer_ratio()
-            return z3.RealVal(num) / z3.RealVal(den)
+            return z3.Q(*f.as_integer_ratio())
         return self._bv(t)
 
     def _fp(self, e) -> z3.ArithRef:
@@ -286,6 +353,9 @@ class RealTranslator:
             out = _mul(self._fp(args[1]), self._fp(args[2]))
         elif k == z3.Z3_OP_FPA_DIV:
             out = self._fp(args[1]) / self._fp(args[2])
+        elif k == z3.Z3_OP_FPA_FMA and _rounds_to_integer(args):
+            # libdevice's range reduction: J = fma.rm(t, 252, 12582913), an integer
+            out = z3.Real(f"keq!int!{e.get_id()}")
         elif k == z3.Z3_OP_FPA_FMA:
             out = _add(_mul(self._fp(args[1]), self._fp(args[2])), self._fp(args[3]))
         elif k == z3.Z3_OP_FPA_NEG:

@@ -114,6 +114,26 @@ def _known_ones(ctx, t) -> int:
     return 0
 
 
+def is_nan_test(c) -> bool:
+    """Is the z3 Boolean `c` the test `is_nan(x)` of `semantics.ops.common` for some `x` of
+    some float format (`x & EXP == EXP and not (x & MANT == 0)`)?"""
+    if not z3.is_and(c) or c.num_args() != 2:
+        return False
+    first = c.arg(0)
+    if not z3.is_eq(first):
+        return False
+    ctx = _CTX.ref()
+    for side in first.children():
+        if z3.is_app_of(side, z3.Z3_OP_BAND) or z3.is_app_of(side, z3.Z3_OP_EXTRACT):
+            for x in side.children():
+                if z3.is_bv_value(x):
+                    continue
+                for f, w in _WIDTH.items():
+                    if x.size() == w and _is_nan_test(ctx, c.as_ast(), x.as_ast(), *MASKS[f][:2]):
+                        return True
+    return False
+
+
 def is_nan_pattern(raw, width: int) -> bool:
     """Is raw `raw` (a bit-vector of `width` bits) certainly a NaN pattern of some format of
     that width (a NaN numeral, or an unspecified NaN `u | EXP | QUIET`)?"""
