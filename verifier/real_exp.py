@@ -95,12 +95,26 @@ def _is_e2(t) -> bool:
     return z3.is_app(t) and t.decl().eq(E2)
 
 
+_HAS_E2: dict[int, tuple[bool, object]] = {}     # term id -> (answer, the term: kept alive)
+
+
 def _has_e2(t) -> bool:
+    """Is `t` an exponential, a product with one, or a sum holding one? (Memoized: the sums
+    of a long reduction are asked about at every step.)"""
+    key = t.get_id()
+    hit = _HAS_E2.get(key)
+    if hit is not None:
+        return hit[0]
     if _is_e2(t):
-        return True
-    if z3.is_add(t):
-        return any(_has_e2(a) for a in t.children())
-    return z3.is_mul(t) and any(_is_e2(a) for a in t.children())
+        answer = True
+    elif z3.is_add(t):
+        answer = any(_has_e2(a) for a in t.children())
+    else:
+        answer = z3.is_mul(t) and any(_is_e2(a) for a in t.children())
+    if len(_HAS_E2) > 1_000_000:
+        _HAS_E2.clear()
+    _HAS_E2[key] = (answer, t)
+    return answer
 
 
 def _monomials(t) -> list:
