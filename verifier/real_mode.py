@@ -88,6 +88,50 @@ def _mul(x, y):
     return a * b
 
 
+def _range_reduced(bits):
+    """The float J when `bits` are J's (NaN wrapper allowed) and J is libdevice expf's
+    range-reduction integer (`_rounds_to_integer`), else None: only then is
+    `bits << 23` read as 2^(J - MAGIC)."""
+    inner = wrapped_value(bits)
+    bits = bits if inner is None else inner
+    if not (z3.is_app(bits) and bits.decl().kind() == z3.Z3_OP_FPA_TO_IEEE_BV):
+        return None
+    j = bits.arg(0)
+    if z3.is_app(j) and j.decl().kind() == z3.Z3_OP_FPA_FMA and \
+            _rounds_to_integer([j.arg(i) for i in range(4)]):
+        return j
+    return None
+
+
+def _only_when_equal(extra, lt) -> bool:
+    """Is the second disjunct of a `max.f32` condition true only where its two operands are
+    equal as reals (the semantics' `both zeros and x negative`, ordering -0 below +0)? Asked
+    of z3 with the operands' bits as fresh variables: it must mention nothing else."""
+    xb, yb = lt.arg(0).arg(0), lt.arg(1).arg(0)
+    u, v = z3.BitVec("keq!max!x", xb.size()), z3.BitVec("keq!max!y", yb.size())
+    e = z3.substitute(extra, (xb, u), (yb, v))
+    ebits, sbits = lt.arg(0).sort().ebits(), lt.arg(0).sort().sbits()
+    fu, fv = z3.fpBVToFP(u, z3.FPSort(ebits, sbits)), z3.fpBVToFP(v, z3.FPSort(ebits, sbits))
+    s = z3.Solver()
+    s.set("timeout", 2000)
+    s.add(e, z3.Not(z3.fpEQ(fu, fv)))
+    return s.check() == z3.unsat and all(
+        str(c) in ("keq!max!x", "keq!max!y") for c in _constants(e))
+
+
+def _constants(e) -> set:
+    out, todo, seen = set(), [e], set()
+    while todo:
+        t = todo.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            out.add(t)
+        todo.extend(t.children())
+    return out
+
+
 def _rounds_to_integer(args) -> bool:
     """An fma rounding toward -inf whose addend is 2^23 + 2^22 + 1: a float rounded to an
     integer in the 2^23 binade (libdevice expf's `j`)."""
@@ -249,9 +293,9 @@ class RealTranslator:
                 if z3.is_bv_value(v) and v.as_long() == sign:
                     return -self._bv(other)
         if k == z3.Z3_OP_BSHL and t.size() == 32 and z3.is_bv_value(t.arg(1)) and \
-                t.arg(1).as_long() == 23:
+                t.arg(1).as_long() == 23 and _range_reduced(t.arg(0)) is not None:
             self.notes.add(EXP_ASSUMPTION)            # libdevice expf's 2^j
-            return exp2(self._bv(t.arg(0)) - MAGIC)
+            return exp2(self._fp(_range_reduced(t.arg(0))) - MAGIC)
         if k == z3.Z3_OP_EXTRACT or k == z3.Z3_OP_CONCAT:
             simpler = z3.simplify(t)          # a half of a word the kernel packed: the half
             if not simpler.eq(t):
@@ -291,6 +335,8 @@ class RealTranslator:
         (`semantics.ops.float_arith`; z3 drops the zeros test against a constant): max when
         it picks y, the larger; min is refused."""
         lt = c.arg(0) if z3.is_or(c) and c.num_args() == 2 else c
+        if lt is not c and not _only_when_equal(c.arg(1), lt):
+            return None
         if not (z3.is_app(lt) and lt.decl().kind() == z3.Z3_OP_FPA_LT):
             return None
         x, y = lt.arg(0), lt.arg(1)

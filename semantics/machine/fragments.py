@@ -59,6 +59,16 @@ def _lanes(x, certain: bool) -> np.ndarray:
     return out
 
 
+def _one_element(ins: Instruction, kind) -> bool:
+    """Does `ins` act on one element per register: a register of one element and arithmetic
+    of its width, or a `mov` of the whole register? (Arithmetic on a register of two packed
+    halves would tie together two elements that another layout pairs differently.)"""
+    bits = ins.form.types[0].bits if ins.form.types else 0
+    if ins.opcode == "mov":
+        return bits == kind.reg_bits
+    return kind.per_reg == 1 and bits == kind.elem_bits
+
+
 class FragmentTags:
     def __init__(self) -> None:
         self.tags: dict[Reg, np.ndarray] = {}         # per lane: 0 none, else tag
@@ -113,6 +123,8 @@ class FragmentTags:
             inst, p = int(tags[0]) >> 8, int(tags[0]) & 0xFF
             if (place is not None and p != place) or (kind is not None and
                                                       self.kinds[inst] != kind):
+                return False
+            if not _one_element(ins, self.kinds[inst]):
                 return False
             place, kind = p, self.kinds[inst]
             recipe.append(("fragment", inst))

@@ -213,3 +213,14 @@ def test_a_misaligned_address_or_short_stride_is_undefined():
         bad = prepare(parse_ptx(src.replace(*edit), "wmma.ptx"), "k")
         with pytest.raises(UndefinedBehavior, match=why):
             run_kernel(bad, None, 1, 32, args)
+
+
+def test_arithmetic_on_a_register_of_two_packed_elements_is_a_fragment_effect():
+    # an f16 accumulator holds two elements per register: `mul.f32` on it ties together two
+    # elements that another layout pairs differently
+    mma = ("wmma.mma.sync.aligned.row.col.m16n16k16.f16.f16 {%d0,%d1,%d2,%d3}, "
+           "{%a0,%a1,%a2,%a3,%a4,%a5,%a6,%a7}, {%b0,%b1,%b2,%b3,%b4,%b5,%b6,%b7}, "
+           "{%c0,%c1,%c2,%c3};\n")
+    scale = "".join(f"mul.f32 %d{i}, %d{i}, 0f40000000;\n" for i in range(4))
+    assert _effects(mma + scale, ct="f16", dt="f16")
+    assert _effects(mma, ct="f16", dt="f16") == []

@@ -52,3 +52,27 @@ def test_the_exponential_is_uninterpreted_except_for_the_identities():
     s = z3.Solver()
     s.add(E2(z3.RealVal(0)) != 1)
     assert s.check() == z3.sat
+
+
+def test_only_libdevice_s_range_reduced_integer_is_read_as_a_power_of_two():
+    import pytest
+    from verifier.real_mode import NotReal, RealTranslator
+    f32 = z3.Float32()
+    t = z3.FP("t", f32)
+    j = z3.fpFMA(z3.RTN(), t, z3.FPVal(252.0, f32), z3.FPVal(12582913.0, f32))
+    got = RealTranslator().value(z3.fpToIEEEBV(j) << 23, 32)
+    assert "keq!e2" in str(got) and "keq!int!" in str(got)
+    with pytest.raises(NotReal):                    # an integer's bits shifted: no reading
+        RealTranslator().value(z3.BitVec("n", 32) << 23, 32)
+
+
+def test_a_selection_that_only_looks_like_max_is_not_read_as_max():
+    import pytest
+    from verifier.real_mode import NotReal, RealTranslator
+    f32 = z3.Float32()
+    a, b = z3.BitVecs("a b", 32)
+    fa, fb = z3.fpBVToFP(a, f32), z3.fpBVToFP(b, f32)
+    assert "keq!max!" in str(RealTranslator().value(z3.If(z3.fpLT(fa, fb), b, a), 32))
+    other = z3.Bool("other")                         # x < y or something else: not max
+    with pytest.raises(NotReal):
+        RealTranslator().value(z3.If(z3.Or(z3.fpLT(fa, fb), other), b, a), 32)
