@@ -19,12 +19,17 @@ from verifier.open_functions import defaulted, not_both_nan, open_functions
 from verifier.claim import real_scalar_constraints
 from verifier.counterexample import (shape_text, model_counterexample,
                                      tested_difference, variables_in)
+from verifier.real_check import shown_to_differ
 from verifier.real_mode import (ASSUMPTION as REAL_ASSUMPTION, NotReal, RealTranslator,
                                 unspecified_choices)
 from verifier.solvers import Obligation
 from verifier.spec import PairSpec, type_bits
 from verifier.run import Run
 from verifier.verdict import InternalError, StageStatus, Verdict
+
+# Small-integer models tried in mode real before a difference of the readings is declared
+# not a difference of the true real functions (`_true_difference`).
+REAL_MODELS = 4
 
 
 def output_terms(spec: PairSpec, side_name: str, launch: SymbolicLaunch, ctx: Run) -> dict:
@@ -133,16 +138,9 @@ def _real_outputs(ctx, env, diffs, constraints, variables, seed, t0) -> Verdict 
     if r.answer != "sat":
         return ctx.inconclusive(f"solver (real arithmetic): {r.answer} "
                                   f"({r.detail or r.solver})")
-    # A difference: find one with small integer inputs, which the emulator replays exactly.
-    s = z3.Solver()
-    s.set("timeout", int(ctx.timeout_s * 1000))
-    s.add(phi)
-    for v in tr.variables.values():
-        s.add(z3.IsInt(v), v >= -8, v <= 8)
-    if s.check() != z3.sat:
-        return ctx.inconclusive("mode 'real': the kernels differ as real functions, but no "
-                                  "small integer inputs show it (no replayable counterexample)")
-    model = s.model()
+    model = _true_difference(ctx, tr, phi, pairs)
+    if isinstance(model, Verdict):
+        return model
 
     def value_of(var) -> int:
         real = tr.variables.get(str(var))
@@ -165,6 +163,33 @@ def _real_outputs(ctx, env, diffs, constraints, variables, seed, t0) -> Verdict 
         return float(x.as_fraction()) if z3.is_rational_value(x) else 0.0
     chosen.update(unspecified_choices(tr, real_value))
     return model_counterexample(ctx, env, value_of, variables, seed, chosen_values(chosen))
+
+
+def _true_difference(ctx, tr: RealTranslator, phi, pairs: list):
+    """A model of `phi` with small integer inputs (which the emulator replays) at which the
+    true real functions differ (`verifier.real_check`: the solver's atoms for 2^x and max
+    are free to it), or an Inconclusive verdict. A few models are tried, each new one at
+    other inputs."""
+    s = z3.Solver()
+    s.set("timeout", int(ctx.timeout_s * 1000))
+    s.add(phi)
+    for v in tr.variables.values():
+        s.add(z3.IsInt(v), v >= -8, v <= 8)
+    for _ in range(REAL_MODELS):
+        if s.check() != z3.sat:
+            break
+        model = s.model()
+        if shown_to_differ(tr, model, pairs):
+            return model
+        s.add(z3.Or([v != model.eval(v, True) for v in tr.variables.values()]
+                    or [z3.BoolVal(False)]))
+    else:
+        return ctx.inconclusive(
+            f"mode 'real': the solver's readings differ, but at the {REAL_MODELS} inputs "
+            f"tried the true real functions do not (its models choose values of 2^x or max "
+            f"that these functions never take, or divide by zero)")
+    return ctx.inconclusive("mode 'real': the kernels differ as real functions, but no "
+                            "small integer inputs show it (no replayable counterexample)")
 
 
 def _narrower(ctx: Run, p, i: int, a, b, live, constraints: list, functions: list):

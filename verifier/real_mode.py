@@ -198,7 +198,7 @@ def unspecified_choices(tr: "RealTranslator", real_value) -> dict[str, int]:
     real value as the float's bits, split into its bytes. `real_value(name) -> float`."""
     out: dict[str, int] = {}
     for name, (parts, width) in tr.unspecified.items():
-        bits = _bits_of_real(real_value(name), width)
+        bits = bits_of_real(real_value(name), width)
         if len(parts) == 1:
             out[parts[0]] = bits
             continue
@@ -207,7 +207,7 @@ def unspecified_choices(tr: "RealTranslator", real_value) -> dict[str, int]:
     return out
 
 
-def _bits_of_real(f: float, width: int) -> int:
+def bits_of_real(f: float, width: int) -> int:
     import numpy as np
     dtype = {16: np.float16, 32: np.float32, 64: np.float64}[width]
     return int(np.array([f], dtype=dtype).view(f"u{width // 8}")[0])
@@ -233,6 +233,9 @@ class RealTranslator:
         # Assumptions the readings used besides ASSUMPTION (a tensor core's sum as reals).
         self.notes: set[str] = set()
         self.maxima = Maxima()
+        # libdevice's range-reduction integers: atom name -> the float term it stands for
+        # (`verifier.real_check` evaluates it to confirm a difference)
+        self.integers: dict[str, z3.ExprRef] = {}
 
     def mixed_inputs(self) -> set[str]:
         from verifier.counterexample import variables_in
@@ -402,6 +405,7 @@ class RealTranslator:
         elif k == z3.Z3_OP_FPA_FMA and _rounds_to_integer(args):
             # libdevice's range reduction: J = fma.rm(t, 252, 12582913), an integer
             out = z3.Real(f"keq!int!{e.get_id()}")
+            self.integers[str(out)] = e
         elif k == z3.Z3_OP_FPA_FMA:
             out = _add(_mul(self._fp(args[1]), self._fp(args[2])), self._fp(args[3]))
         elif k == z3.Z3_OP_FPA_NEG:

@@ -76,3 +76,35 @@ def test_a_selection_that_only_looks_like_max_is_not_read_as_max():
     other = z3.Bool("other")                         # x < y or something else: not max
     with pytest.raises(NotReal):
         RealTranslator().value(z3.If(z3.Or(z3.fpLT(fa, fb), other), b, a), 32)
+
+
+def _model_of(*constraints):
+    s = z3.Solver()
+    s.add(*constraints)
+    assert s.check() == z3.sat
+    return s.model()
+
+
+def test_a_difference_only_of_the_opaque_readings_is_not_shown():
+    from verifier.real_check import TrueReals
+    from verifier.real_mode import RealTranslator
+    tr = RealTranslator()
+    v = tr.variables["x"] = z3.Real("x")
+    one = exp2(v - v)                                  # E2(0): 1 for the true 2^x
+    model = _model_of(v == 3, E2(z3.RealVal(0)) == 2)
+    assert model.eval(v * one != v, True)               # the solver's readings differ ...
+    assert not TrueReals(tr, model).differ(v * one, v, True)     # ... the reals do not
+    assert TrueReals(tr, model).differ(v * one, v + 1, True)
+
+
+def test_a_max_atom_is_its_largest_member_and_a_zero_denominator_shows_nothing():
+    from verifier.real_check import TrueReals
+    from verifier.real_mode import RealTranslator
+    tr = RealTranslator()
+    a = tr.variables["a"] = z3.Real("a")
+    b = tr.variables["b"] = z3.Real("b")
+    mx = tr.maxima.of(a, b)
+    model = _model_of(a == 2, b == 5, mx == 0)
+    check = TrueReals(tr, model)
+    assert not check.differ(mx, b, True) and check.differ(mx, a, True)
+    assert not check.differ(a / (b - b), b, True)      # z3's x/0 is free: no evidence
