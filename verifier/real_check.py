@@ -24,6 +24,7 @@ import z3
 from mpmath import iv
 
 from verifier.real_exp import E2
+from verifier.real_functions import TRUE
 from verifier.real_mode import RealTranslator, bits_of_real
 
 PRECISION = 200                          # bits of each interval endpoint
@@ -116,6 +117,12 @@ class TrueReals:
             raise Unknown("a selection the model does not decide")
         if t.decl().eq(E2):
             return iv.exp(self.value(kids[0]) * iv.log(2))
+        true = TRUE.get(t.decl().name()) if len(kids) == 1 else None
+        if true is not None:
+            try:
+                return true(self.value(kids[0]))
+            except ValueError as e:
+                raise Unknown(str(e)) from None
         if k == z3.Z3_OP_UNINTERPRETED and not kids:
             return self._atom(str(t))
         raise Unknown(f"the operation {t.decl().name()}")

@@ -25,6 +25,8 @@ import hashlib
 
 import z3
 
+from verifier.real_poly import Normalizer
+
 E2 = z3.Function("keq!e2", z3.RealSort(), z3.RealSort())
 MAGIC = 12583039            # 2^23 + 2^22 + 127: libdevice expf's J for j = 0
 LOWEST = -3.4028234663852886e38       # -FLT_MAX
@@ -69,12 +71,17 @@ def _linear(e, coef, out: dict) -> bool:
     return True
 
 
+_NONLINEAR = Normalizer()           # (exponents such as a dot product of two inputs)
+
+
 def canonical(e):
     """A linear real term as the sum of its atoms times their coefficients, atoms in a fixed
-    order; a non-linear term as z3's simplification of it."""
+    order; a non-linear term in the polynomial normal form of `verifier.real_poly`."""
     out: dict = {}
     if not _linear(e, 1, out):
-        return z3.simplify(e)
+        if len(_NONLINEAR.memo) > 1_000_000:
+            _NONLINEAR.memo.clear()
+        return _NONLINEAR.normal(e)
     parts = []
     for key in sorted(out):
         atom, c = out[key]

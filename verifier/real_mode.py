@@ -24,6 +24,8 @@ import z3
 
 from semantics.choices import CONSTANT_PREFIX, FUNCTION_PREFIX
 from semantics.domains.nan_wrappers import is_nan_pattern, is_nan_test, wrapped_value
+from verifier.real_functions import APPROXIMATIONS, SQRT
+from verifier.real_poly import Normalizer
 from verifier.real_exp import EXP_ASSUMPTION, LOWEST, MAGIC, MAX_ASSUMPTION, Maxima, exp2, plus, times
 from verifier.terms import TermMemo, any_subterm
 
@@ -68,6 +70,8 @@ def _float_of_bits(bits: int, width: int) -> float:
 def _ordered(x, y) -> tuple:
     """Operands of a commutative real operation in a canonical order (z3's structural hash),
     so that `a*x + y` read from an fma and `y + a*x` read from an add are one term."""
+    if x.eq(y):
+        return x, y                    # (a square: printing both to compare them is slow)
     kx, ky = x.hash(), y.hash()
     return (y, x) if kx > ky or (kx == ky and x.sexpr() > y.sexpr()) else (x, y)
 
@@ -233,6 +237,7 @@ class RealTranslator:
         # Assumptions the readings used besides ASSUMPTION (a tensor core's sum as reals).
         self.notes: set[str] = set()
         self.maxima = Maxima()
+        self.poly = Normalizer()         # arguments of opaque atoms: one term per polynomial
         # libdevice's range-reduction integers: atom name -> the float term it stands for
         # (`verifier.real_check` evaluates it to confirm a difference)
         self.integers: dict[str, z3.ExprRef] = {}
@@ -285,10 +290,8 @@ class RealTranslator:
             return self._fp(t.arg(0))
         if k == z3.Z3_OP_UNINTERPRETED and t.decl().name().startswith(_TENSOR_PREFIXES):
             return self._tensor(t)
-        if k == z3.Z3_OP_UNINTERPRETED and t.num_args() == 1 and \
-                t.decl().name().startswith("ex2.") and ".approx." in t.decl().name():
-            self.notes.add(EXP_ASSUMPTION)
-            return exp2(self._bv(t.arg(0)))
+        if k == z3.Z3_OP_UNINTERPRETED and ".approx." in t.decl().name():
+            return self._approximation(t)
         if k == z3.Z3_OP_BXOR and t.num_args() == 2 and t.size() in (16, 32, 64):
             # `neg`: the sign bit flipped
             sign = 1 << (t.size() - 1)
@@ -332,6 +335,21 @@ class RealTranslator:
                 return z3.If(c, self._bv(a), self._bv(b))
             raise NotReal(f"a data-dependent selection ({t.decl().name()})")
         raise NotReal(f"the operation '{t.decl().name()}' on float bits")
+
+    def _approximation(self, t) -> z3.ArithRef:
+        """An approximate instruction (`semantics.ops.float_arith._approx`: the function
+        `<name>[.ftz].approx.<fmt>`) as the real function it approximates."""
+        name = t.decl().name().split(".")[0]
+        args = [self._bv(t.arg(i)) for i in range(t.num_args())]
+        if name == "ex2" and len(args) == 1:
+            self.notes.add(EXP_ASSUMPTION)
+            return exp2(self.poly.normal(args[0]))
+        reading = APPROXIMATIONS.get(name)
+        if reading is None:
+            raise NotReal(f"the approximation '{t.decl().name()}'")
+        read, assumption = reading
+        self.notes.add(assumption)
+        return read(*[self.poly.normal(a) for a in args])
 
     def _max_or_min(self, c, a, b):
         """`ite(lt(x, y) or (both zeros, x negative), a, b)` of `max.f32`/`min.f32`
@@ -408,6 +426,8 @@ class RealTranslator:
             self.integers[str(out)] = e
         elif k == z3.Z3_OP_FPA_FMA:
             out = _add(_mul(self._fp(args[1]), self._fp(args[2])), self._fp(args[3]))
+        elif k == z3.Z3_OP_FPA_SQRT:
+            out = SQRT(self.poly.normal(self._fp(args[1])))
         elif k == z3.Z3_OP_FPA_NEG:
             out = -self._fp(args[0])
         elif z3.is_fp_value(e):

@@ -17,6 +17,7 @@ import z3
 from semantics.domains.base import FP_FORMATS
 from semantics.domains import z3raw
 from semantics.domains.concrete import ConcreteDomain
+from semantics.domains.real_exactness import rounded_lanes
 from semantics.choices import CONSTANT_PREFIX, FUNCTION_PREFIX
 
 _RM = {"rn": z3.RNE, "rz": z3.RTZ, "rm": z3.RTN, "rp": z3.RTP, "rna": z3.RNA}
@@ -56,6 +57,8 @@ def _commuted(x, y) -> tuple:
     The order is by z3's structural hash (stable across processes, so obligation texts and
     certificate hashes are reproducible), then by the printed term."""
     ctx = x.ctx.ctx
+    if z3raw.read.ast_id(ctx, x.ast) == z3raw.read.ast_id(ctx, y.ast):
+        return x, y                    # (a square: printing both to compare them is slow)
     kx, ky = z3raw.read.ast_hash(ctx, x.ast), z3raw.read.ast_hash(ctx, y.ast)
     if kx > ky or (kx == ky and x.sexpr() > y.sexpr()):
         return y, x
@@ -116,8 +119,10 @@ _SUBSTITUTE = z3.z3core.Z3_substitute            # (checked: a sort mismatch rai
 class SymbolicDomain:
     """Primitive operations on lists of per-lane ints / z3 terms. See `semantics.domains.base`."""
 
-    def __init__(self, lanes: int) -> None:
+    def __init__(self, lanes: int, real_floats: bool = False) -> None:
         self.lanes = lanes
+        # mode real: a concrete float result that rounds stays a term (`real_exactness`)
+        self.real_floats = real_floats
         self.c = ConcreteDomain(lanes)
         self._approx_fns: dict[tuple[str, str, int], z3.FuncDeclRef] = {}
 
@@ -403,19 +408,28 @@ class SymbolicDomain:
     def _fp(self, fmt, x):
         return z3raw.FromBits(x, fp_sort(fmt))
 
-    def _fp_op(self, fmt, nargs, cfn, zfn):
+    def _fp_op(self, fmt, nargs, cfn, zfn, op: str | None = None):
         w = sum(FP_FORMATS[fmt])
         def lane(*xs):
             return z3raw.ToBits(zfn(*[self._fp(fmt, x) for x in xs]))
-        return lambda *vecs: self._map(cfn, lane, (w,) * nargs, *vecs)
+        return lambda *vecs: self._fmap(op, fmt, fmt, cfn, lane, (w,) * nargs, *vecs)
+
+    def _fmap(self, op: str | None, src: str, dst: str, cfn, zfn, widths, *vecs):
+        """`_map` of a float operation; with `real_floats`, the concrete lanes whose result
+        rounds get the operation's term on their constants (`real_exactness`)."""
+        out = self._map(cfn, zfn, widths, *vecs)
+        if self.real_floats and op is not None:
+            for i in rounded_lanes(op, src, dst, vecs, out):
+                out[i] = zfn(*[self._term(v[i], w) for v, w in zip(vecs, widths)])
+        return out
 
     def fadd(self, fmt, rm, a, b):
         return self._fp_op(fmt, 2, lambda x, y: self.c.fadd(fmt, rm, x, y),
-                           lambda x, y: z3raw.FpAdd(z3raw.rounding(rm), *_commuted(x, y)))(a, b)
+                           lambda x, y: z3raw.FpAdd(z3raw.rounding(rm), *_commuted(x, y)), "add")(a, b)
 
     def fsub(self, fmt, rm, a, b):
         return self._fp_op(fmt, 2, lambda x, y: self.c.fsub(fmt, rm, x, y),
-                           lambda x, y: z3raw.FpSub(z3raw.rounding(rm), x, y))(a, b)
+                           lambda x, y: z3raw.FpSub(z3raw.rounding(rm), x, y), "sub")(a, b)
 
     def fmul(self, fmt, rm, a, b):
         w = sum(FP_FORMATS[fmt])
@@ -428,11 +442,12 @@ class SymbolicDomain:
                     return v
             return z3raw.ToBits(z3raw.FpMul(z3raw.rounding(rm),
                                             *_commuted(self._fp(fmt, x), self._fp(fmt, y))))
-        return self._map(lambda x, y: self.c.fmul(fmt, rm, x, y), lane, (w, w), a, b)
+        return self._fmap("mul", fmt, fmt, lambda x, y: self.c.fmul(fmt, rm, x, y), lane,
+                          (w, w), a, b)
 
     def fdiv(self, fmt, rm, a, b):
         return self._fp_op(fmt, 2, lambda x, y: self.c.fdiv(fmt, rm, x, y),
-                           lambda x, y: z3raw.FpDiv(z3raw.rounding(rm), x, y))(a, b)
+                           lambda x, y: z3raw.FpDiv(z3raw.rounding(rm), x, y), "div")(a, b)
 
     def ffma(self, fmt, rm, a, b, c):
         w = sum(FP_FORMATS[fmt])
@@ -447,12 +462,12 @@ class SymbolicDomain:
             return z3raw.ToBits(z3raw.FpFMA(z3raw.rounding(rm),
                                             *_commuted(self._fp(fmt, x), self._fp(fmt, y)),
                                             self._fp(fmt, z)))
-        return self._map(lambda x, y, z: self.c.ffma(fmt, rm, x, y, z), lane, (w, w, w),
-                         a, b, c)
+        return self._fmap("fma", fmt, fmt, lambda x, y, z: self.c.ffma(fmt, rm, x, y, z), lane,
+                          (w, w, w), a, b, c)
 
     def fsqrt(self, fmt, rm, a):
         return self._fp_op(fmt, 1, lambda x: self.c.fsqrt(fmt, rm, x),
-                           lambda x: z3raw.FpSqrt(z3raw.rounding(rm), x))(a)
+                           lambda x: z3raw.FpSqrt(z3raw.rounding(rm), x), "sqrt")(a)
 
     def fround(self, fmt, rm, a):
         return self._fp_op(fmt, 1, lambda x: self.c.fround(fmt, rm, x),
@@ -460,9 +475,9 @@ class SymbolicDomain:
 
     def fcvt(self, src, dst, rm, a):
         ws = sum(FP_FORMATS[src])
-        return self._map(lambda x: self.c.fcvt(src, dst, rm, x),
-                         lambda x: z3.fpToIEEEBV(z3.fpFPToFP(_RM[rm](), self._fp(src, x),
-                                                             fp_sort(dst))), (ws,), a)
+        return self._fmap("cvt", src, dst, lambda x: self.c.fcvt(src, dst, rm, x),
+                          lambda x: z3.fpToIEEEBV(z3.fpFPToFP(_RM[rm](), self._fp(src, x),
+                                                              fp_sort(dst))), (ws,), a)
 
     def f2int(self, fmt, rm, a, w, signed):
         ws = sum(FP_FORMATS[fmt])

@@ -119,7 +119,10 @@ def run_symbolic(k: PreparedKernel, grid: tuple[int, int, int], block: tuple[int
                        {name: alloc for name, (alloc, _) in allocs.items()})
     if indexed:
         port.use_indexed(indexed, {name: alloc for name, (alloc, _) in allocs.items()})
-    ex = Executor(k, SymbolicDomain(geom.lanes), port, geom, values, max_steps=max_steps,
+    # (mode real: concrete float results that round stay terms, `real_exactness`)
+    real = choices is not None and choices.target.real_floats
+    ex = Executor(k, SymbolicDomain(geom.lanes, real_floats=real), port, geom, values,
+                  max_steps=max_steps,
                   dynamic_shared=dynamic_shared, unroll=unroll, special_terms=special_terms,
                   prune=prune, settle=settle, choices=choices, tag=tag)
     ex.run()

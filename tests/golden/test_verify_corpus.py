@@ -57,6 +57,8 @@ CASES = [
     ("matmul/tiled_floor_k.toml", {"M": 4, "N": 4, "K": 20}, None),
     ("matmul/tiled_real.toml", {"M": 8, "N": 8, "K": 20}, None),
     ("softmax/online_rows.toml", {"rows": 1, "cols": 33}, None),
+    ("layernorm/welford.toml", {"rows": 2, "cols": 33}, None),
+    ("layernorm/welford_no_cross.toml", {"rows": 1, "cols": 33}, None),
     ("tensorcore/wmma_shared.toml", {"M": 32, "N": 16, "K": 32}, None),
     ("tensorcore/wmma_real.toml", {"M": 16, "N": 32, "K": 32}, None),
     ("tensorcore/wmma_b_row.toml", {"M": 16, "N": 16, "K": 16}, None),
