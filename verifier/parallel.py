@@ -19,7 +19,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Callable
 
 from verifier.run import Run
-from verifier.verdict import Verdict
+from verifier.verdict import INCONCLUSIVE, Verdict
 
 # The forked workers' inputs (a fork copies them; nothing is pickled on the way in).
 _JOB: dict = {}
@@ -43,12 +43,15 @@ def check_shapes_in_parallel(ctx: Run, envs: list[dict], seed: int, jobs: int,
                              progress: Callable | None = None) -> tuple[int, Verdict | None]:
     """`check(ctx, env, seed)` for each of `envs` in order, with `jobs` processes. Returns
     (shapes consumed, the first verdict a shape forces or None); `ctx` receives every consumed
-    shape's stages, obligations and assumptions, in shape order."""
+    shape's stages, obligations and assumptions, in shape order. An Inconclusive shape does
+    not stop the others (one may still refute the claim): it is the answer only when none
+    does."""
     _JOB.update(ctx=ctx, envs=envs, seed=seed, check=check)
     # Not multiprocessing.Pool: its workers are daemons, which may not fork the solver
     # processes of the portfolio.
     pool = ProcessPoolExecutor(min(jobs, len(envs)),
                                mp_context=multiprocessing.get_context("fork"))
+    undecided = None
     try:
         for n, (index, verdict, stages, obligations, assumptions) in enumerate(
                 pool.map(_check_one, range(len(envs)))):
@@ -57,9 +60,10 @@ def check_shapes_in_parallel(ctx: Run, envs: list[dict], seed: int, jobs: int,
             ctx.assumptions |= assumptions
             if progress:
                 progress(n, len(envs), envs[index])
-            if verdict is not None:
+            if verdict is not None and verdict.kind != INCONCLUSIVE:
                 return index + 1, verdict
-        return len(envs), None
+            undecided = undecided or verdict
+        return len(envs), undecided
     finally:
         # shapes not started are dropped; the few running finish (at most one per process)
         pool.shutdown(wait=True, cancel_futures=True)

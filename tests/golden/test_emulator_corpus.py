@@ -59,6 +59,7 @@ POINTS = {
     "layernorm": [{"rows": 1, "cols": 1, "eps": np.float32(1e-5)},
                   {"rows": 2, "cols": 33, "eps": np.float32(1e-5)},
                   {"rows": 3, "cols": 200, "eps": np.float32(1e-5)}],
+    "attention": [{"n": 1}, {"n": 5}, {"n": 8}],
     "tensorcore": [{"M": 16, "N": 16, "K": 16}, {"M": 32, "N": 16, "K": 48}],
     "gather": [{"B": 1, "T": 1, "C": 4, "V": 2}, {"B": 2, "T": 2, "C": 8, "V": 5},
                {"B": 2, "T": 1, "C": 4, "V": 5}],
@@ -241,6 +242,13 @@ def model_layernorm(x, gamma, beta, rows: int, cols: int, eps: float) -> np.ndar
     return ((m - mean) / np.sqrt(var + eps) * gamma + beta).reshape(-1)
 
 
+def model_attention(q, k, v, n: int, d: int = 4) -> np.ndarray:
+    q64, k64, v64 = (a.reshape(n, d).astype(np.float64) for a in (q, k, v))
+    s = q64 @ k64.T / np.sqrt(d)
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    return ((p @ v64) / p.sum(axis=1, keepdims=True)).reshape(-1)
+
+
 def _same_f32(got: np.ndarray, want: np.ndarray) -> None:
     """Bit-exact f32 comparison; every NaN matches every NaN (the GPU returns the canonical
     NaN where numpy propagates a payload: payload policy is the float semantics' business)."""
@@ -307,7 +315,8 @@ def test_kernel_matches_numpy_model(spec_path: Path, role: str, point: dict):
     for p in spec.scalars:
         if p.name not in scalars:        # saxpy's `a`
             scalars[p.name] = F32(rng.standard_normal()) if p.is_float else p.range[0]
-    float_model_needs_finite = k.startswith(("reduce_", "matmul_", "softmax", "layernorm"))
+    float_model_needs_finite = k.startswith(("reduce_", "matmul_", "softmax", "layernorm",
+                                             "attention"))
     values = _inputs(spec, scalars, rng, finite=float_model_needs_finite)
 
     if k in ("vector_add", "vector_add_vec4", "vector_add_kernel", "vector_add_vec4_notail"):
@@ -426,6 +435,28 @@ def test_kernel_matches_numpy_model(spec_path: Path, role: str, point: dict):
         np.testing.assert_allclose(final["out"], model_softmax(values["in"], rows, cols),
                                    rtol=1e-5, atol=1e-7)
         assert any(e.kind == "approximation" and "ex2" in e.what for e in eff), eff
+        return
+
+    if k.startswith("attention"):
+        n = scalars["n"]
+        final, eff = _run(spec, side, values, scalars)
+        want = model_attention(values["q"], values["k"], values["v"], n)
+        got = final["out"].reshape(n, 4)
+        # the rows each planted bug changes: a later tile raises the row's max / the keys
+        # of a partial last tile are dropped (every row)
+        s = values["q"].reshape(n, 4).astype(np.float64) @ values["k"].reshape(n, 4).T
+        wrong = np.zeros(n, bool)
+        if k == "attention_flash_no_rescale" and n > 4:
+            wrong = s[:, 4:].max(axis=1) > s[:, :4].max(axis=1)
+        if k == "attention_flash_last_tile" and n % 4:
+            wrong[:] = True
+        with np.errstate(all="ignore"):
+            for i in range(n):
+                close = np.allclose(got[i], want.reshape(n, 4)[i], rtol=1e-4, atol=1e-5)
+                # (libdevice expf, ex2.approx inside, and f32 sums: close to float64)
+                assert close != wrong[i], (i, got[i], want.reshape(n, 4)[i])
+        if not (k == "attention_flash_last_tile" and n < 4):      # (else no tile ran)
+            assert any(e.kind == "approximation" and "ex2" in e.what for e in eff), eff
         return
 
     if k.startswith("layernorm"):

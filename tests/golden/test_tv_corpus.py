@@ -122,6 +122,9 @@ def test_every_corpus_kernel_is_listed():
     # the layernorms' SASS (IEEE division by the row length as a CALL to the slow path,
     # MUFU.RSQ) ran past 300 s at `keq tv`'s default launch without a verdict
     skipped |= {"layernorm_two_pass", "layernorm_welford", "layernorm_welford_no_cross"}
+    # the attention kernels' SASS (libdevice expf, a loop over keys per query): past 300 s
+    skipped |= {"attention_naive", "attention_flash", "attention_flash_no_rescale",
+                "attention_flash_last_tile"}
     # not yet in keq tv: the wmma kernels' SASS (HMMA, issue 30) has no semantics, and the
     # SIMT reference's SASS, a k loop unrolled by 4 over f16 loads, ran past 300 s at the
     # smallest shape without a verdict (a gap to measure in bench/tv.py)

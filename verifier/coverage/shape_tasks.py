@@ -12,7 +12,7 @@ from verifier.coverage.one_shape import check_shape
 from verifier.run import Run
 from verifier.solvers import Cache
 from verifier.spec import PairSpec
-from verifier.verdict import Verdict
+from verifier.verdict import INCONCLUSIVE, Verdict
 
 
 def shape_task(spec: PairSpec, options: dict, env: dict[str, int], seed: int):
@@ -31,12 +31,14 @@ def check_shapes_on(executor: Executor, run: Run, envs: list[dict], seed: int,
                    trials=run.trials, choices=run.choices)
     tasks = [Task(f"shape {','.join(f'{k}={v}' for k, v in env.items())}", shape_task,
                   (run.spec, options, env, seed)) for env in envs]
+    undecided = None
     for n, (verdict, stages, obligations, assumptions) in enumerate(in_order(executor, tasks)):
         run.stages.extend(stages)
         run.obligations.extend(obligations)
         run.assumptions |= assumptions
         if progress:
             progress(n, len(envs), envs[n])
-        if verdict is not None:
+        if verdict is not None and verdict.kind != INCONCLUSIVE:
             return n + 1, verdict
-    return len(envs), None
+        undecided = undecided or verdict      # (a later shape may still refute the claim)
+    return len(envs), undecided

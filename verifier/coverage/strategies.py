@@ -49,9 +49,13 @@ class SymbolicLaunch:
                       f"{e.why} at {shape_text(e.env)}: that shape is checked on its own")
             v = check_shape(run, e.env, scope.seed)
             scope.checked.append(e.env)
-            if v is not None:
+            if v is not None and v.kind != INCONCLUSIVE:
                 return Covered(v, 1, f"one symbolic maximal launch, then {shape_text(e.env)} "
                                      f"on its own")
+            if v is not None:
+                # (undecided there: another shape may still refute the claim)
+                raise ShapeFallback(f"{e}, and that shape on its own is undecided: "
+                                    f"{v.reasons[0] if v.reasons else ''}") from None
             raise ShapeFallback(f"{e}, yet that shape on its own is equivalent") from None
         except ShapeFallback as e:
             run.stage("symbolic shapes", StageStatus.SKIPPED, t0, str(e))
@@ -103,13 +107,15 @@ class Enumeration:
                                                 scope.progress)
             coverage += f" ({min(self.jobs, len(shapes))} processes)"
             return Covered(v, count if v is not None else len(shapes), coverage)
+        undecided = None
         for n, env in enumerate(shapes):
             if scope.progress:
                 scope.progress(n, len(shapes), env)
             v = check_shape(run, env, scope.seed)
-            if v is not None:
+            if v is not None and v.kind != INCONCLUSIVE:
                 return Covered(v, n + 1, coverage)
-        return Covered(None, len(shapes), coverage)
+            undecided = undecided or v       # (a later shape may still refute the claim)
+        return Covered(undecided, len(shapes), coverage)
 
     def undecided_reason(self, why: str) -> str:
         return why

@@ -398,21 +398,38 @@ def _resolve_isetp(form):
     return _isetp(name) if name else None
 
 
+def _min_or_max(x, a, b, pred_operand) -> None:
+    """d = min(a, b) when the predicate is true, max when false ([.U32]: unsigned)."""
+    d = x.d
+    signed = "U32" not in x.form.mods
+    lt = d.slt(a, b, 32) if signed else d.ult(a, b, 32)
+    mn, mx = d.ite(lt, a, b, 32), d.ite(lt, b, a, 32)
+    set_reg(x, x.ins.operands[0], d.ite(pred_value(x, pred_operand), mn, mx, 32))
+
+
 def _imnmx(x) -> None:
     """IMNMX/VIMNMX[.U32] d, a, b, p: min when p is true, max when false (PT = min: ptxas
     compiles PTX min.s32 to `VIMNMX ..., PT` and max.u32 to `VIMNMX.U32 ..., !PT`)."""
-    d = x.d
-    ops = x.ins.operands
-    signed = "U32" not in x.form.mods
-    a, b = int_src(x, 1), int_src(x, 2)
-    lt = d.slt(a, b, 32) if signed else d.ult(a, b, 32)
-    mn, mx = d.ite(lt, a, b, 32), d.ite(lt, b, a, 32)
-    set_reg(x, ops[0], d.ite(pred_value(x, ops[3]), mn, mx, 32))
+    _min_or_max(x, int_src(x, 1), int_src(x, 2), x.ins.operands[3])
+
+
+def _viaddmnmx(x) -> None:
+    """VIADDMNMX[.U32] d, a, b, c, p (sm_90): min or max (as IMNMX's p) of a + b (32-bit
+    wrapping) and c; ptxas fuses PTX `add` then `min`/`max` into it (`min(4, n - t)`)."""
+    if len(x.ins.operands) != 5:
+        fail(x, "expected VIADDMNMX d, a, b, c, p")
+    total = x.d.add(int_src(x, 1), int_src(x, 2), 32)
+    _min_or_max(x, total, int_src(x, 3), x.ins.operands[4])
 
 
 @register("IMNMX", "UIMNMX", "VIMNMX")
 def _resolve_imnmx(form):
     return _imnmx if set(form.mods) <= {"U32", "S32"} else None
+
+
+@register("VIADDMNMX")
+def _resolve_viaddmnmx(form):
+    return _viaddmnmx if set(form.mods) <= {"U32", "S32"} else None
 
 
 # -- POPC, IABS, FLO, BREV ------------------------------------------------------------------------
