@@ -9,6 +9,7 @@ import z3
 from semantics.errors import KeqError
 from semantics.machine import MemoryFault
 from semantics.machine.executor import ExecutionError
+from verifier.approx_bounds import admissible
 from verifier.emulate import EmulatedSide, run_side
 from verifier.spec import (PairSpec, ParamSpec, draw_scalars, first_allowed, int_bounds,
                            make_inputs, type_bits)
@@ -170,7 +171,8 @@ def model_counterexample(ctx, env, value_of, variables, seed,
         return ctx.inconclusive("the kernels differ on these inputs only for some of the "
                                   "values the hardware fixes but the PTX ISA leaves open (the "
                                   "NaN an operation returns, an approximate function's "
-                                  "value): name a target assumption to decide it")
+                                  "value within its documented error bound): name a target "
+                                  "assumption to decide it")
     depends = []
     if ctx.witness is not None:
         depends = sorted(variables_in(ctx.witness), key=lambda n: (n.split("[")[0], len(n), n))
@@ -196,11 +198,50 @@ def _for_every_function(witness, value_of, variables, chosen: dict) -> bool:
             v = value_of(var[2]) if var is not None else 0
         pairs.append((c, z3.BoolVal(bool(v)) if z3.is_bool(c) else z3.BitVecVal(int(v),
                                                                                c.size())))
+    a, b = (z3.substitute(t, *pairs) if pairs else t for t in (a, b))
     s = z3.Solver()
     s.set("timeout", 20_000)
-    s.add((z3.substitute(a, *pairs) if pairs else a) == (z3.substitute(b, *pairs) if pairs
-                                                         else b))
+    a, b, within = bounded_approximations(a, b)
+    s.add(*within)
+    s.add(a == b)
     return s.check() == z3.unsat
+
+
+def bounded_approximations(a, b) -> tuple:
+    """`a` and `b` (inputs fixed) with each approximate instruction applied to a fixed
+    argument replaced by a fresh value and the constraints that keep it within what the
+    ISA documents for it (`verifier.approx_bounds`); the others stay free."""
+    apps: dict[int, z3.ExprRef] = {}
+    todo, seen = [a, b], set()
+    while todo:
+        t = todo.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if z3.is_app(t) and t.num_args() == 1 and ".approx." in t.decl().name():
+            apps[t.get_id()] = t
+        todo.extend(t.children())
+    pairs, within = [], []
+    for n, app in enumerate(apps.values()):
+        arg = z3.simplify(app.arg(0))
+        span = admissible(app.decl().name(), arg.as_long()) if z3.is_bv_value(arg) else None
+        if span is None:
+            continue
+        v = z3.BitVec(f"keq!approx!{n}", app.size())
+        pairs.append((app, v))
+        lo, hi = (z3.fpBVToFP(z3.BitVecVal(x, 32), z3.Float32()) for x in span)
+        fv = z3.fpBVToFP(v, z3.Float32())
+        within.append(v == span[0] if span[0] == span[1] else
+                      z3.And(z3.fpLEQ(lo, fv), z3.fpLEQ(fv, hi)))
+    if pairs:
+        a, b = z3.substitute(a, *pairs), z3.substitute(b, *pairs)
+    return a, b, within
+
+
+def mentions_approximations(*terms) -> bool:
+    """Does one of `terms` (ints or z3 terms) apply an approximate instruction?"""
+    return any(".approx." in name for name in
+               function_names(*[t for t in terms if not isinstance(t, int)]))
 
 
 def _mentions_functions(witness) -> bool:

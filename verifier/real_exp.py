@@ -74,9 +74,24 @@ def _linear(e, coef, out: dict) -> bool:
 _NONLINEAR = Normalizer()           # (exponents such as a dot product of two inputs)
 
 
+_CANONICAL: dict[int, tuple[object, object]] = {}     # term id -> (its form, the term)
+
+
 def canonical(e):
     """A linear real term as the sum of its atoms times their coefficients, atoms in a fixed
-    order; a non-linear term in the polynomial normal form of `verifier.real_poly`."""
+    order; a non-linear term in the polynomial normal form of `verifier.real_poly`.
+    (Memoized: a running max's exponents recur at every step.)"""
+    hit = _CANONICAL.get(e.get_id())
+    if hit is not None:
+        return hit[0]
+    if len(_CANONICAL) > 1_000_000:
+        _CANONICAL.clear()
+    out = _canonical(e)
+    _CANONICAL[e.get_id()] = (out, e)
+    return out
+
+
+def _canonical(e):
     out: dict = {}
     if not _linear(e, 1, out):
         if len(_NONLINEAR.memo) > 1_000_000:

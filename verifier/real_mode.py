@@ -114,7 +114,22 @@ def _only_when_equal(extra, lt) -> bool:
     xb, yb = lt.arg(0).arg(0), lt.arg(1).arg(0)
     u, v = z3.BitVec("keq!max!x", xb.size()), z3.BitVec("keq!max!y", yb.size())
     e = z3.substitute(extra, (xb, u), (yb, v))
+    # (every max of one format gives the same `e`: one solver call each, not one per max)
     ebits, sbits = lt.arg(0).sort().ebits(), lt.arg(0).sort().sbits()
+    key = (e.get_id(), ebits, sbits)
+    hit = _EQUAL_ONLY.get(key)
+    if hit is not None:
+        return hit[0]
+    answer = _asked_only_when_equal(e, ebits, sbits, u, v)
+    _EQUAL_ONLY[key] = (answer, e)
+    return answer
+
+
+# (term id, float format) -> (answer, the term: kept alive so that its id stays its own)
+_EQUAL_ONLY: dict[tuple[int, int, int], tuple[bool, z3.ExprRef]] = {}
+
+
+def _asked_only_when_equal(e, ebits: int, sbits: int, u, v) -> bool:
     fu, fv = z3.fpBVToFP(u, z3.FPSort(ebits, sbits)), z3.fpBVToFP(v, z3.FPSort(ebits, sbits))
     s = z3.Solver()
     s.set("timeout", 2000)

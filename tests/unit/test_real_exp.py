@@ -108,3 +108,20 @@ def test_a_max_atom_is_its_largest_member_and_a_zero_denominator_shows_nothing()
     check = TrueReals(tr, model)
     assert not check.differ(mx, b, True) and check.differ(mx, a, True)
     assert not check.differ(a / (b - b), b, True)      # z3's x/0 is free: no evidence
+
+
+def test_the_isa_bounds_of_approximate_instructions():
+    import numpy as np
+    from verifier.approx_bounds import admissible
+
+    def f32(bits):
+        return float(np.array([bits], np.uint32).view(np.float32)[0])
+    lo, hi = admissible("ex2.approx.f32", 0x3F800000)           # 2^1, within 2 (+1) ulp
+    assert f32(lo) < 2.0 < f32(hi) and hi - lo == 6
+    assert admissible("ex2.ftz.approx.f32", 0) == (0x3F800000, 0x3F800000)   # ex2(0) = 1
+    assert admissible("ex2.approx.f32", 0xFF800000) == (0, 0)    # ex2(-inf) = +0
+    lo, hi = admissible("rsqrt.approx.f32", 0x40000000)          # 1/sqrt(2), 2^-22.9
+    assert f32(lo) < 2 ** -0.5 < f32(hi)
+    assert admissible("rsqrt.approx.f32", 0xC0000000) is None    # outside its domain: free
+    assert admissible("tanh.approx.f32", 0x3F800000) is None     # no bound in the table
+    assert admissible("ex2.approx.f32", 0x7FC00000) is None      # NaN: free
