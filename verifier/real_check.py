@@ -130,10 +130,11 @@ class TrueReals:
     def _atom(self, name: str):
         if name in self.tr.variables:
             return _exact(self._real_of(name))
-        members = self.tr.maxima.members.get(name)
-        if members is not None:
-            vals = [self.value(self.tr.maxima.terms[m]) for m in sorted(members)]
-            return iv.mpf([max(_lo(v) for v in vals), max(_hi(v) for v in vals)])
+        for sets, pick in ((self.tr.maxima, max), (self.tr.minima, min)):
+            members = sets.members.get(name)
+            if members is not None:
+                vals = [self.value(sets.terms[m]) for m in sorted(members)]
+                return iv.mpf([pick(_lo(v) for v in vals), pick(_hi(v) for v in vals)])
         fp = self.tr.integers.get(name)
         if fp is not None:
             v = self.concrete(fp)

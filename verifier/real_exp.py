@@ -35,6 +35,8 @@ EXP_ASSUMPTION = ("mode real: ex2.approx is 2^x, and libdevice expf's 2^j (a flo
                   "shifted into the exponent) is 2^j exactly")
 MAX_ASSUMPTION = ("mode real: max.f32 is the real maximum (finite values: -FLT_MAX and -inf "
                   "never win)")
+MIN_ASSUMPTION = ("mode real: min.f32 is the real minimum (finite values: FLT_MAX and +inf "
+                  "never win)")
 
 
 def _linear(e, coef, out: dict) -> bool:
@@ -199,9 +201,16 @@ def plus(x, y):
 class Maxima:
     """Max atoms: one opaque real per set of members (each a real term, flattened)."""
 
+    PREFIX = "keq!max!"
+    NEUTRAL = LOWEST                  # the constant no value loses to, dropped from a set
+
     def __init__(self) -> None:
         self.members: dict[str, frozenset] = {}        # atom name -> member sexprs
         self.terms: dict[str, object] = {}             # member sexpr -> term
+
+    def neutral(self, t) -> bool:
+        """Is `t` a constant no finite value is below (-FLT_MAX or less)?"""
+        return _lowest(t)
 
     def of(self, a, b):
         keys: set[str] = set()
@@ -209,17 +218,27 @@ class Maxima:
             name = str(t) if z3.is_const(t) else None
             if name in self.members:
                 keys |= self.members[name]
-            elif not _lowest(t):
+            elif not self.neutral(t):
                 keys.add(t.sexpr())
                 self.terms[t.sexpr()] = t
         if not keys:
-            return z3.RealVal(LOWEST)
+            return z3.RealVal(self.NEUTRAL)
         if len(keys) == 1:
             return self.terms[next(iter(keys))]
         digest = hashlib.sha1("\n".join(sorted(keys)).encode()).hexdigest()[:16]
-        name = f"keq!max!{digest}"
+        name = f"{self.PREFIX}{digest}"
         self.members[name] = frozenset(keys)
         return z3.Real(name)
+
+
+class Minima(Maxima):
+    """Min atoms (`min.f32`): as `Maxima`, with +FLT_MAX (or more) the constant dropped."""
+
+    PREFIX = "keq!min!"
+    NEUTRAL = -LOWEST
+
+    def neutral(self, t) -> bool:
+        return z3.is_rational_value(t) and float(t.as_fraction()) >= -LOWEST
 
 
 def _lowest(t) -> bool:
@@ -227,5 +246,5 @@ def _lowest(t) -> bool:
     return z3.is_rational_value(t) and float(t.as_fraction()) <= LOWEST
 
 
-__all__ = ["E2", "MAGIC", "EXP_ASSUMPTION", "MAX_ASSUMPTION", "canonical", "exp2", "times", "plus",
-           "Maxima"]
+__all__ = ["E2", "MAGIC", "EXP_ASSUMPTION", "MAX_ASSUMPTION", "MIN_ASSUMPTION", "canonical",
+           "exp2", "times", "plus", "Maxima", "Minima"]

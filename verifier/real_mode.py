@@ -5,12 +5,12 @@ bit-precise semantics produced into real arithmetic: an IEEE `fp.add` becomes `+
 `*`, `fp.fma` `a*b + c`, `fp.div` `/`, a float-to-float conversion the identity (a rounding),
 each input element a real variable, and the canonical-NaN wrapper around a result its non-NaN
 branch (the claim is for finite values: a NaN test is false). A tensor-core mma is the sum of
-its products; `ex2.approx`, libdevice `expf`'s scaling by 2^j, and `max.f32` read as the
-exponential and maximum of `verifier.real_exp` (with the identities it applies, and the
-assumptions the claim prints); `neg` (a sign flip) as negation. Anything else (other bit
-operations on float bits, comparisons, min, square roots, integer conversions, the other
-approximations) has no faithful real reading and raises `NotReal`, which the verifier reports
-as Inconclusive.
+its products; `ex2.approx`, libdevice `expf`'s scaling by 2^j, `max.f32` and `min.f32` read
+as the exponential, maximum and minimum of `verifier.real_exp` (with the identities it
+applies, and the assumptions the claim prints); `neg` (a sign flip) as negation; roots and
+the other approximations as the functions of `verifier.real_functions`. Anything else (other
+bit operations on float bits, comparisons, integer conversions) has no faithful real reading
+and raises `NotReal`, which the verifier reports as Inconclusive.
 
 This is exactly the reading a reordered reduction or an `fma` contraction needs: both kernels
 compute the same real polynomial, so they agree up to rounding.
@@ -26,7 +26,8 @@ from semantics.choices import CONSTANT_PREFIX, FUNCTION_PREFIX
 from semantics.domains.nan_wrappers import is_nan_pattern, is_nan_test, wrapped_value
 from verifier.real_functions import APPROXIMATIONS, SQRT
 from verifier.real_poly import Normalizer
-from verifier.real_exp import EXP_ASSUMPTION, LOWEST, MAGIC, MAX_ASSUMPTION, Maxima, exp2, plus, times
+from verifier.real_exp import (EXP_ASSUMPTION, LOWEST, MAGIC, MAX_ASSUMPTION, MIN_ASSUMPTION,
+                               Maxima, Minima, exp2, plus, times)
 from verifier.terms import TermMemo, any_subterm
 
 CANONICAL_NAN = {32: 0x7FFFFFFF, 64: 0x7FFFFFFFFFFFFFFF, 16: 0x7FFF}   # bits, by width
@@ -132,7 +133,7 @@ _EQUAL_ONLY: dict[tuple[int, int, int], tuple[bool, z3.ExprRef]] = {}
 def _asked_only_when_equal(e, ebits: int, sbits: int, u, v) -> bool:
     fu, fv = z3.fpBVToFP(u, z3.FPSort(ebits, sbits)), z3.fpBVToFP(v, z3.FPSort(ebits, sbits))
     s = z3.Solver()
-    s.set("timeout", 2000)
+    s.set("timeout", 30_000)     # (a small query, asked once per format: never cut short)
     s.add(e, z3.Not(z3.fpEQ(fu, fv)))
     return s.check() == z3.unsat and all(
         str(c) in ("keq!max!x", "keq!max!y") for c in _constants(e))
@@ -252,6 +253,7 @@ class RealTranslator:
         # Assumptions the readings used besides ASSUMPTION (a tensor core's sum as reals).
         self.notes: set[str] = set()
         self.maxima = Maxima()
+        self.minima = Minima()
         self.poly = Normalizer()         # arguments of opaque atoms: one term per polynomial
         # libdevice's range-reduction integers: atom name -> the float term it stands for
         # (`verifier.real_check` evaluates it to confirm a difference)
@@ -369,7 +371,7 @@ class RealTranslator:
     def _max_or_min(self, c, a, b):
         """`ite(lt(x, y) or (both zeros, x negative), a, b)` of `max.f32`/`min.f32`
         (`semantics.ops.float_arith`; z3 drops the zeros test against a constant): max when
-        it picks y, the larger; min is refused."""
+        it picks y, the larger; min when it picks x, the smaller."""
         lt = c.arg(0) if z3.is_or(c) and c.num_args() == 2 else c
         if lt is not c and not _only_when_equal(c.arg(1), lt):
             return None
@@ -380,16 +382,21 @@ class RealTranslator:
                    for v in (x, y)):
             return None
         xb, yb = x.arg(0), y.arg(0)
-        if not (a.eq(yb) and b.eq(xb)):
-            return None
-        self.notes.add(MAX_ASSUMPTION)
-        return self.maxima.of(self._member(xb), self._member(yb))
+        if a.eq(yb) and b.eq(xb):                   # the larger: max
+            self.notes.add(MAX_ASSUMPTION)
+            return self.maxima.of(self._member(xb), self._member(yb))
+        if a.eq(xb) and b.eq(yb):                   # the smaller: min
+            self.notes.add(MIN_ASSUMPTION)
+            return self.minima.of(self._member(xb), self._member(yb))
+        return None
 
     def _member(self, bits):
-        """A max's argument as a real; -inf (no finite value is below it) as -FLT_MAX."""
-        if z3.is_bv_value(bits) and bits.size() == 32 and bits.as_long() == 0xFF800000:
-            return z3.RealVal(LOWEST)
-        return self._bv(bits)
+        """A max's or min's argument as a real (in polynomial normal form: the set's key);
+        -inf and +inf (no finite value is past them) as -FLT_MAX and FLT_MAX."""
+        if z3.is_bv_value(bits) and bits.size() == 32 and bits.as_long() in (0xFF800000,
+                                                                             0x7F800000):
+            return z3.RealVal(LOWEST if bits.as_long() == 0xFF800000 else -LOWEST)
+        return self.poly.normal(self._bv(bits))
 
     def _tensor(self, t) -> z3.ArithRef:
         """`keq!uf!<mma|wmma>.<shape>...<d>.<a>.<b>.<c>(a_0..a_K-1, b_0..b_K-1, c)`

@@ -26,6 +26,10 @@ PLANTED = {
     "histogram/shared_noinit_sync": ("race", {"n": 1}),
     "histogram/shared_nomerge_sync": ("race", {"n": 1}),
     "stencil/shared_halo_oob": ("fault", {"n": 256}),
+    "layernorm/welford_no_cross": ("mismatch", {"rows": 1, "cols": 2,
+                                                "eps": 9.999999747378752e-06}),
+    "attention/flash_no_rescale": ("mismatch", {"n": 5}),
+    "attention/flash_last_tile": ("mismatch", {"n": 1}),
 }
 
 

@@ -57,6 +57,7 @@ CASES = [
     ("matmul/tiled_floor_k.toml", {"M": 4, "N": 4, "K": 20}, None),
     ("matmul/tiled_real.toml", {"M": 8, "N": 8, "K": 20}, None),
     ("softmax/online_rows.toml", {"rows": 1, "cols": 33}, None),
+    ("softmax/warp_rows.toml", {"rows": 2, "cols": 33}, None),
     ("layernorm/welford.toml", {"rows": 2, "cols": 33}, None),
     ("layernorm/welford_no_cross.toml", {"rows": 1, "cols": 33}, None),
     ("attention/flash.toml", {"n": 5}, None),

@@ -125,3 +125,18 @@ def test_the_isa_bounds_of_approximate_instructions():
     assert admissible("rsqrt.approx.f32", 0xC0000000) is None    # outside its domain: free
     assert admissible("tanh.approx.f32", 0x3F800000) is None     # no bound in the table
     assert admissible("ex2.approx.f32", 0x7FC00000) is None      # NaN: free
+
+
+def test_min_is_read_as_a_set_and_evaluated_as_the_smallest_member():
+    from verifier.real_check import TrueReals
+    from verifier.real_mode import RealTranslator
+    f32 = z3.Float32()
+    a, b = z3.BitVecs("a b", 32)
+    fa, fb = z3.fpBVToFP(a, f32), z3.fpBVToFP(b, f32)
+    tr = RealTranslator()
+    mn = tr.value(z3.If(z3.fpLT(fa, fb), a, b), 32)          # picks the smaller: min
+    assert "keq!min!" in str(mn)
+    ra, rb = tr.variables["a"], tr.variables["b"]
+    model = _model_of(ra == 2, rb == 5, mn == 7)
+    check = TrueReals(tr, model)
+    assert not check.differ(mn, ra, True) and check.differ(mn, rb, True)
