@@ -11,6 +11,7 @@ makes; `TRUE` gives the function each stands for, in interval arithmetic, for
 | `rsqrt.approx` | `1 / SQRT(x)` | rsqrt.approx is 1/sqrt(x) |
 | `rcp.approx`, `div.approx`, `div.full` | `1 / x`, `a / b` | the approximation is the quotient |
 | `tanh.approx`, `lg2.approx`, `sin.approx`, `cos.approx` | `TANH`, `LG2`, `SIN`, `COS` | ... is tanh (log2, sin, cos) |
+| `abs` (the sign bit cleared) | `ABS(x)` | (none besides mode real) |
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ TANH = z3.Function("keq!tanh", z3.RealSort(), z3.RealSort())
 LG2 = z3.Function("keq!lg2", z3.RealSort(), z3.RealSort())
 SIN = z3.Function("keq!sin", z3.RealSort(), z3.RealSort())
 COS = z3.Function("keq!cos", z3.RealSort(), z3.RealSort())
+ABS = z3.Function("keq!abs", z3.RealSort(), z3.RealSort())        # `abs`: the sign bit cleared
 
 # the approximate instruction (its name's first part) -> (reading of its arguments, assumption)
 APPROXIMATIONS = {
@@ -56,8 +58,17 @@ def _tanh(x):
     return iv.mpf([at(x.a).a, at(x.b).b])
 
 
+def _abs(x):
+    lo, hi = x.a, x.b
+    if lo >= 0:
+        return x
+    if hi <= 0:
+        return -x
+    return iv.mpf([0, max(-lo, hi).b])
+
+
 # function name -> its true value on an interval (ValueError: outside its domain)
-TRUE = {"keq!sqrt": _sqrt, "keq!tanh": _tanh, "keq!lg2": _log2, "keq!sin": iv.sin,
+TRUE = {"keq!abs": _abs, "keq!sqrt": _sqrt, "keq!tanh": _tanh, "keq!lg2": _log2, "keq!sin": iv.sin,
         "keq!cos": iv.cos}
 
-__all__ = ["SQRT", "TANH", "LG2", "SIN", "COS", "APPROXIMATIONS", "TRUE"]
+__all__ = ["ABS", "SQRT", "TANH", "LG2", "SIN", "COS", "APPROXIMATIONS", "TRUE"]

@@ -24,7 +24,7 @@ import z3
 
 from semantics.choices import CONSTANT_PREFIX, FUNCTION_PREFIX
 from semantics.domains.nan_wrappers import is_nan_pattern, is_nan_test, wrapped_value
-from verifier.real_functions import APPROXIMATIONS, SQRT
+from verifier.real_functions import ABS, APPROXIMATIONS, SQRT
 from verifier.real_poly import Normalizer
 from verifier.real_exp import (EXP_ASSUMPTION, LOWEST, MAGIC, MAX_ASSUMPTION, MIN_ASSUMPTION,
                                Maxima, Minima, exp2, plus, times)
@@ -315,6 +315,12 @@ class RealTranslator:
             for v, other in ((t.arg(0), t.arg(1)), (t.arg(1), t.arg(0))):
                 if z3.is_bv_value(v) and v.as_long() == sign:
                     return -self._bv(other)
+        if k == z3.Z3_OP_BAND and t.num_args() == 2 and t.size() in (16, 32, 64):
+            # `abs`: the sign bit cleared
+            sign = 1 << (t.size() - 1)
+            for v, other in ((t.arg(0), t.arg(1)), (t.arg(1), t.arg(0))):
+                if z3.is_bv_value(v) and v.as_long() == sign - 1:
+                    return ABS(self.poly.normal(self._bv(other)))
         if k == z3.Z3_OP_BSHL and t.size() == 32 and z3.is_bv_value(t.arg(1)) and \
                 t.arg(1).as_long() == 23 and _range_reduced(t.arg(0)) is not None:
             self.notes.add(EXP_ASSUMPTION)            # libdevice expf's 2^j

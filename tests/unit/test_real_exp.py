@@ -140,3 +140,16 @@ def test_min_is_read_as_a_set_and_evaluated_as_the_smallest_member():
     model = _model_of(ra == 2, rb == 5, mn == 7)
     check = TrueReals(tr, model)
     assert not check.differ(mn, ra, True) and check.differ(mn, rb, True)
+
+
+def test_abs_is_the_sign_bit_cleared_and_evaluated_as_the_absolute_value():
+    from verifier.real_check import TrueReals
+    from verifier.real_mode import RealTranslator
+    x = z3.BitVec("x", 32)
+    tr = RealTranslator()
+    got = tr.value(x & 0x7FFFFFFF, 32)
+    assert "keq!abs" in str(got)
+    rx = tr.variables["x"]
+    model = _model_of(rx == -3)
+    assert not TrueReals(tr, model).differ(got, -rx, True)
+    assert TrueReals(tr, model).differ(got, rx, True)
