@@ -316,7 +316,7 @@ def test_kernel_matches_numpy_model(spec_path: Path, role: str, point: dict):
         if p.name not in scalars:        # saxpy's `a`
             scalars[p.name] = F32(rng.standard_normal()) if p.is_float else p.range[0]
     float_model_needs_finite = k.startswith(("reduce_", "matmul_", "softmax", "layernorm",
-                                             "attention"))
+                                             "rmsnorm", "attention"))
     values = _inputs(spec, scalars, rng, finite=float_model_needs_finite)
 
     if k in ("vector_add", "vector_add_vec4", "vector_add_kernel", "vector_add_vec4_notail"):
@@ -457,6 +457,16 @@ def test_kernel_matches_numpy_model(spec_path: Path, role: str, point: dict):
                 assert close != wrong[i], (i, got[i], want.reshape(n, 4)[i])
         if not (k == "attention_flash_last_tile" and n < 4):      # (else no tile ran)
             assert any(e.kind == "approximation" and "ex2" in e.what for e in eff), eff
+        return
+
+    if k.startswith("rmsnorm"):
+        rows, cols = scalars["rows"], scalars["cols"]
+        final, eff = _run(spec, side, values, scalars)
+        m = values["in"].reshape(rows, cols).astype(np.float64)
+        rms = np.sqrt((m * m).mean(axis=1, keepdims=True) + float(scalars["eps"]))
+        want = (m / rms * values["weight"]).reshape(-1)
+        np.testing.assert_allclose(final["out"], want, rtol=1e-4, atol=1e-5)
+        assert any(e.kind == "approximation" and "rsqrt" in e.what for e in eff), eff
         return
 
     if k.startswith("layernorm"):

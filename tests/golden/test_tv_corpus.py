@@ -122,6 +122,9 @@ def test_every_corpus_kernel_is_listed():
     # the layernorms' SASS (IEEE division by the row length as a CALL to the slow path,
     # MUFU.RSQ) ran past 300 s at `keq tv`'s default launch without a verdict
     skipped |= {"layernorm_two_pass", "layernorm_welford", "layernorm_welford_no_cross"}
+    # RMSnorm: MUFU.RSQ with ptxas' scaling around it against PTX's uninterpreted
+    # rsqrt.approx: Inconclusive after 15 s (warp) and 90 s (block), measured in bench/tv.py
+    skipped |= {"rmsnorm_block", "rmsnorm_warp"}
     # the attention kernels' SASS (libdevice expf, a loop over keys per query): past 300 s
     skipped |= {"attention_naive", "attention_flash", "attention_flash_no_rescale",
                 "attention_flash_last_tile"}

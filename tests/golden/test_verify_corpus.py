@@ -60,6 +60,7 @@ CASES = [
     ("softmax/warp_rows.toml", {"rows": 2, "cols": 33}, None),
     ("layernorm/welford.toml", {"rows": 2, "cols": 33}, None),
     ("layernorm/welford_no_cross.toml", {"rows": 1, "cols": 33}, None),
+    ("layernorm/rmsnorm.toml", {"rows": 2, "cols": 65}, None),
     ("attention/flash.toml", {"n": 5}, None),
     ("attention/flash_no_rescale.toml", {"n": 5}, None),
     ("attention/flash_last_tile.toml", {"n": 5}, None),
