@@ -375,7 +375,11 @@ def replayed_difference(ctx, scalars: dict, inputs: dict, seed: int,
         return faulted("candidate", scalars, inputs, e)
     found = difference_under_choices(ctx, scalars, inputs, rep, seed, other_choices)
     if found is None:
-        return None
+        found = _bounded_difference(ctx, scalars, inputs, rep, terms)
+        if found is None:
+            return None
+        note = ("the outputs differ for every value of the approximate instructions within "
+                "the ISA's documented error bounds (verifier/approx_bounds.py)")
     choices, cand, diffs = found
     note = note_for(choices, rep["candidate"].result.effects) or (
         f"with {choices.describe()}, one execution the GPU may give, the outputs differ"
@@ -388,6 +392,61 @@ def replayed_difference(ctx, scalars: dict, inputs: dict, seed: int,
                          depends_on=tuple(depends), choices=choices)
     return Verdict(NOT_EQUIVALENT, "", (f"{len(diffs)}+ output element(s) differ",),
                    counterexample=cex)
+
+
+def _bounded_difference(ctx, scalars: dict, inputs: dict, rep: dict, terms: dict | None):
+    """(choices, the candidate's final values, differences) when the emulator's outputs
+    differ, the only thing that made its run no evidence is approximate instructions (the
+    host's values are not the GPU's), and some differing element's terms differ at these
+    inputs for every value of those instructions within the ISA's documented bounds
+    (`bounded_approximations`); else None."""
+    if not terms:
+        return None
+    effects = [e for side in rep.values() for e in side.result.effects]
+    if any(e.kind in ("undefined", "unspecified", "fragment") for e in effects) or \
+            not any(e.kind == "approximation" for e in effects):
+        return None
+    diffs = differences(ctx.spec, rep["reference"].final, rep["candidate"].final)
+    for d in diffs[:4]:
+        pair = terms.get((d[0], d[1]))
+        if pair is None or any(isinstance(t, int) for t in pair):
+            continue
+        fixed = _fixed_at(pair, scalars, inputs)
+        if fixed is None:
+            continue
+        a, b = (z3.substitute(t, *fixed) if fixed else t for t in pair)
+        a, b, within = bounded_approximations(a, b)
+        s = z3.Solver()
+        s.set("timeout", 20_000)
+        s.add(*within)
+        s.add(a == b)
+        if s.check() == z3.unsat:       # (this element first: the one shown certain)
+            return ctx.choices, rep["candidate"].final, (d,) + tuple(x for x in diffs
+                                                                      if x is not d)
+    return None
+
+
+def _fixed_at(pair, scalars: dict, inputs: dict) -> list | None:
+    """Each input constant of `pair` (`x[3]`, a scalar `n`) with its value in `inputs`, or
+    None when one is something else (a value the ISA leaves open: not fixed here)."""
+    out = []
+    for c in free_constants(*pair):
+        name = str(c)
+        base, _, rest = name.partition("[")
+        if rest:
+            arr = inputs.get(base)
+            if not isinstance(arr, np.ndarray) or not rest[:-1].isdigit():
+                return None
+            raw = arr.view(f"u{arr.dtype.itemsize}").reshape(-1)
+            idx = int(rest[:-1])
+            if idx >= raw.size:
+                return None
+            out.append((c, z3.BitVecVal(int(raw[idx]), c.size())))
+        elif name in scalars and not isinstance(scalars[name], float):
+            out.append((c, z3.BitVecVal(int(scalars[name]) % (1 << c.size()), c.size())))
+        else:
+            return None
+    return out
 
 
 def fault_counterexample(ctx, env, error, seed) -> Verdict:

@@ -60,6 +60,7 @@ POINTS = {
                   {"rows": 2, "cols": 33, "eps": np.float32(1e-5)},
                   {"rows": 3, "cols": 200, "eps": np.float32(1e-5)}],
     "attention": [{"n": 1}, {"n": 5}, {"n": 8}],
+    "gelu": [{"n": 1}, {"n": 100}],
     "tensorcore": [{"M": 16, "N": 16, "K": 16}, {"M": 32, "N": 16, "K": 48}],
     "gather": [{"B": 1, "T": 1, "C": 4, "V": 2}, {"B": 2, "T": 2, "C": 8, "V": 5},
                {"B": 2, "T": 1, "C": 4, "V": 5}],
@@ -316,7 +317,7 @@ def test_kernel_matches_numpy_model(spec_path: Path, role: str, point: dict):
         if p.name not in scalars:        # saxpy's `a`
             scalars[p.name] = F32(rng.standard_normal()) if p.is_float else p.range[0]
     float_model_needs_finite = k.startswith(("reduce_", "matmul_", "softmax", "layernorm",
-                                             "rmsnorm", "attention"))
+                                             "rmsnorm", "attention", "gelu"))
     values = _inputs(spec, scalars, rng, finite=float_model_needs_finite)
 
     if k in ("vector_add", "vector_add_vec4", "vector_add_kernel", "vector_add_vec4_notail"):
@@ -457,6 +458,22 @@ def test_kernel_matches_numpy_model(spec_path: Path, role: str, point: dict):
                 assert close != wrong[i], (i, got[i], want.reshape(n, 4)[i])
         if not (k == "attention_flash_last_tile" and n < 4):      # (else no tile ran)
             assert any(e.kind == "approximation" and "ex2" in e.what for e in eff), eff
+        return
+
+    if k.startswith("gelu"):
+        with np.errstate(all="ignore"):       # (erff's and tanhf's range reductions)
+            final, eff = _run(spec, side, values, scalars)
+        v = values["x"].astype(np.float64)
+        with np.errstate(all="ignore"):
+            if k == "gelu_erf":
+                from math import erf
+                want = 0.5 * v * (1 + np.vectorize(erf)(v / np.sqrt(2.0)))
+            else:
+                want = 0.5 * v * (1 + np.tanh(np.sqrt(2 / np.pi) * (v + 0.044715 * v ** 3)))
+        finite = np.isfinite(want) & (np.abs(v) < 1e4)
+        np.testing.assert_allclose(final["out"][finite], want[finite], rtol=1e-5, atol=1e-6)
+        if k == "gelu_tanh":          # libdevice tanhf: ex2.approx and rcp.approx inside
+            assert any(e.kind == "approximation" for e in eff), eff
         return
 
     if k.startswith("rmsnorm"):

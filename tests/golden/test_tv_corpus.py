@@ -125,6 +125,8 @@ def test_every_corpus_kernel_is_listed():
     # RMSnorm: MUFU.RSQ with ptxas' scaling around it against PTX's uninterpreted
     # rsqrt.approx: Inconclusive after 15 s (warp) and 90 s (block), measured in bench/tv.py
     skipped |= {"rmsnorm_block", "rmsnorm_warp"}
+    # GELU: libdevice erff/tanhf's SASS ran past 60 s at `keq tv`'s default launch
+    skipped |= {"gelu_erf", "gelu_tanh"}
     # the attention kernels' SASS (libdevice expf, a loop over keys per query): past 300 s
     skipped |= {"attention_naive", "attention_flash", "attention_flash_no_rescale",
                 "attention_flash_last_tile"}

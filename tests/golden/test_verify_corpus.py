@@ -61,6 +61,7 @@ CASES = [
     ("layernorm/welford.toml", {"rows": 2, "cols": 33}, None),
     ("layernorm/welford_no_cross.toml", {"rows": 1, "cols": 33}, None),
     ("layernorm/rmsnorm.toml", {"rows": 2, "cols": 65}, None),
+    ("gelu/tanh_vs_erf.toml", {"n": 4}, None),
     ("attention/flash.toml", {"n": 5}, None),
     ("attention/flash_no_rescale.toml", {"n": 5}, None),
     ("attention/flash_last_tile.toml", {"n": 5}, None),
