@@ -4,17 +4,16 @@ replayed on the emulator, and only a reproduced difference (or fault, or race) i
 from __future__ import annotations
 
 import numpy as np
-import z3
 
 from semantics.errors import KeqError
 from semantics.machine import MemoryFault
 from semantics.machine.executor import ExecutionError
-from verifier.approx_bounds import admissible
+from verifier.approx_evidence import bounded_difference, for_every_function, mentions_functions
 from verifier.emulate import EmulatedSide, run_side
 from verifier.spec import (PairSpec, ParamSpec, draw_scalars, first_allowed, int_bounds,
                            make_inputs, type_bits)
-from semantics.choices import CONSTANT_PREFIX, FUNCTION_PREFIX, Choices, describe_values
-from verifier.terms import free_constants, function_names
+from semantics.choices import Choices, describe_values
+from verifier.terms import free_constants
 from verifier.testing import difference_under_choices, differences, note_for, ordinary_floats
 from verifier.run import Run
 from verifier.verdict import NOT_EQUIVALENT, Counterexample, InternalError, Verdict
@@ -155,7 +154,7 @@ def model_counterexample(ctx, env, value_of, variables, seed,
             return ctx.inconclusive("the kernels differ as real functions at these inputs, "
                                     "but their floats agree there: the difference is below "
                                     "rounding (no replayable counterexample)")
-        if ctx.assumptions or _mentions_functions(ctx.witness):
+        if ctx.assumptions or mentions_functions(ctx.witness):
             return ctx.inconclusive("the solver found inputs on which the kernels may differ "
                                       "only through approximate functions or values the PTX "
                                       "ISA leaves unspecified (such as the NaN an operation "
@@ -166,7 +165,7 @@ def model_counterexample(ctx, env, value_of, variables, seed,
     unsettled = _depends_on_reference_choices(ctx, scalars, inputs, choices, diffs)
     if unsettled is not None:
         return unsettled
-    if _mentions_functions(ctx.witness) and not _for_every_function(ctx.witness, value_of,
+    if mentions_functions(ctx.witness) and not for_every_function(ctx.witness, value_of,
                                                                       variables, chosen or {}):
         return ctx.inconclusive("the kernels differ on these inputs only for some of the "
                                   "values the hardware fixes but the PTX ISA leaves open (the "
@@ -181,76 +180,6 @@ def model_counterexample(ctx, env, value_of, variables, seed,
                          note=describe_choices(choices, rep))
     return Verdict(NOT_EQUIVALENT, "", (f"{len(diffs)}+ output element(s) differ",),
                    counterexample=cex)
-
-
-def _for_every_function(witness, value_of, variables, chosen: dict) -> bool:
-    """Do the differing terms differ at the model's inputs whatever the uninterpreted
-    functions they apply are (the GPU's own NaN rule, its approximation)? Asked of z3 with
-    every constant fixed to the model's value and the functions free."""
-    a, b = witness
-    pairs = []
-    for c in free_constants(a, b):
-        name = str(c)
-        if name.startswith(CONSTANT_PREFIX):
-            v = chosen.get(name[len(CONSTANT_PREFIX):], 0)
-        else:
-            var = variables.get(name)
-            v = value_of(var[2]) if var is not None else 0
-        pairs.append((c, z3.BoolVal(bool(v)) if z3.is_bool(c) else z3.BitVecVal(int(v),
-                                                                               c.size())))
-    a, b = (z3.substitute(t, *pairs) if pairs else t for t in (a, b))
-    s = z3.Solver()
-    s.set("timeout", 20_000)
-    a, b, within = bounded_approximations(a, b)
-    s.add(*within)
-    s.add(a == b)
-    return s.check() == z3.unsat
-
-
-def bounded_approximations(a, b) -> tuple:
-    """`a` and `b` (inputs fixed) with each approximate instruction applied to a fixed
-    argument replaced by a fresh value and the constraints that keep it within what the
-    ISA documents for it (`verifier.approx_bounds`); the others stay free."""
-    apps: dict[int, z3.ExprRef] = {}
-    todo, seen = [a, b], set()
-    while todo:
-        t = todo.pop()
-        if t.get_id() in seen:
-            continue
-        seen.add(t.get_id())
-        if z3.is_app(t) and t.num_args() == 1 and ".approx." in t.decl().name():
-            apps[t.get_id()] = t
-        todo.extend(t.children())
-    pairs, within = [], []
-    for n, app in enumerate(apps.values()):
-        arg = z3.simplify(app.arg(0))
-        span = admissible(app.decl().name(), arg.as_long()) if z3.is_bv_value(arg) else None
-        if span is None:
-            continue
-        v = z3.BitVec(f"keq!approx!{n}", app.size())
-        pairs.append((app, v))
-        lo, hi = (z3.fpBVToFP(z3.BitVecVal(x, 32), z3.Float32()) for x in span)
-        fv = z3.fpBVToFP(v, z3.Float32())
-        within.append(v == span[0] if span[0] == span[1] else
-                      z3.And(z3.fpLEQ(lo, fv), z3.fpLEQ(fv, hi)))
-    if pairs:
-        a, b = z3.substitute(a, *pairs), z3.substitute(b, *pairs)
-    return a, b, within
-
-
-def mentions_approximations(*terms) -> bool:
-    """Does one of `terms` (ints or z3 terms) apply an approximate instruction?"""
-    return any(".approx." in name for name in
-               function_names(*[t for t in terms if not isinstance(t, int)]))
-
-
-def _mentions_functions(witness) -> bool:
-    """Does the differing pair of terms apply an uninterpreted function (an approximate
-    function, or a value the ISA leaves open as a function of the inputs)?"""
-    if witness is None:
-        return False
-    return any(name.startswith((FUNCTION_PREFIX,)) or ".approx." in name
-               for name in function_names(*[t for t in witness if not isinstance(t, int)]))
 
 
 def _depends_on_reference_choices(ctx, scalars, inputs, choices, diffs) -> Verdict | None:
@@ -375,7 +304,7 @@ def replayed_difference(ctx, scalars: dict, inputs: dict, seed: int,
         return faulted("candidate", scalars, inputs, e)
     found = difference_under_choices(ctx, scalars, inputs, rep, seed, other_choices)
     if found is None:
-        found = _bounded_difference(ctx, scalars, inputs, rep, terms)
+        found = bounded_difference(ctx, scalars, inputs, rep, terms, seed)
         if found is None:
             return None
         note = ("the outputs differ for every value of the approximate instructions within "
@@ -392,61 +321,6 @@ def replayed_difference(ctx, scalars: dict, inputs: dict, seed: int,
                          depends_on=tuple(depends), choices=choices)
     return Verdict(NOT_EQUIVALENT, "", (f"{len(diffs)}+ output element(s) differ",),
                    counterexample=cex)
-
-
-def _bounded_difference(ctx, scalars: dict, inputs: dict, rep: dict, terms: dict | None):
-    """(choices, the candidate's final values, differences) when the emulator's outputs
-    differ, the only thing that made its run no evidence is approximate instructions (the
-    host's values are not the GPU's), and some differing element's terms differ at these
-    inputs for every value of those instructions within the ISA's documented bounds
-    (`bounded_approximations`); else None."""
-    if not terms:
-        return None
-    effects = [e for side in rep.values() for e in side.result.effects]
-    if any(e.kind in ("undefined", "unspecified", "fragment") for e in effects) or \
-            not any(e.kind == "approximation" for e in effects):
-        return None
-    diffs = differences(ctx.spec, rep["reference"].final, rep["candidate"].final)
-    for d in diffs[:4]:
-        pair = terms.get((d[0], d[1]))
-        if pair is None or any(isinstance(t, int) for t in pair):
-            continue
-        fixed = _fixed_at(pair, scalars, inputs)
-        if fixed is None:
-            continue
-        a, b = (z3.substitute(t, *fixed) if fixed else t for t in pair)
-        a, b, within = bounded_approximations(a, b)
-        s = z3.Solver()
-        s.set("timeout", 20_000)
-        s.add(*within)
-        s.add(a == b)
-        if s.check() == z3.unsat:       # (this element first: the one shown certain)
-            return ctx.choices, rep["candidate"].final, (d,) + tuple(x for x in diffs
-                                                                      if x is not d)
-    return None
-
-
-def _fixed_at(pair, scalars: dict, inputs: dict) -> list | None:
-    """Each input constant of `pair` (`x[3]`, a scalar `n`) with its value in `inputs`, or
-    None when one is something else (a value the ISA leaves open: not fixed here)."""
-    out = []
-    for c in free_constants(*pair):
-        name = str(c)
-        base, _, rest = name.partition("[")
-        if rest:
-            arr = inputs.get(base)
-            if not isinstance(arr, np.ndarray) or not rest[:-1].isdigit():
-                return None
-            raw = arr.view(f"u{arr.dtype.itemsize}").reshape(-1)
-            idx = int(rest[:-1])
-            if idx >= raw.size:
-                return None
-            out.append((c, z3.BitVecVal(int(raw[idx]), c.size())))
-        elif name in scalars and not isinstance(scalars[name], float):
-            out.append((c, z3.BitVecVal(int(scalars[name]) % (1 << c.size()), c.size())))
-        else:
-            return None
-    return out
 
 
 def fault_counterexample(ctx, env, error, seed) -> Verdict:

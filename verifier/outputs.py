@@ -17,7 +17,8 @@ from semantics.machine.symbolic_run import SymbolicLaunch
 from verifier.abstraction import FloatAbstraction
 from verifier.open_functions import defaulted, not_both_nan, open_functions
 from verifier.claim import real_scalar_constraints
-from verifier.counterexample import (shape_text, mentions_approximations, model_counterexample,
+from verifier.approx_evidence import mentions_approximations
+from verifier.counterexample import (shape_text, model_counterexample,
                                      tested_difference, variables_in)
 from verifier.real_check import shown_to_differ
 from verifier.real_mode import (ASSUMPTION as REAL_ASSUMPTION, NotReal, RealTranslator,
