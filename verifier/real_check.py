@@ -26,6 +26,7 @@ from mpmath import iv
 from verifier.real_exp import E2
 from verifier.real_functions import TRUE
 from verifier.real_mode import RealTranslator, bits_of_real
+from verifier.terms import free_constants
 
 PRECISION = 200                          # bits of each interval endpoint
 
@@ -66,7 +67,7 @@ class TrueReals:
         """A bit-vector, float or Boolean term with every input fixed to the model's value
         (a real input by its float bits), simplified to a value."""
         pairs = []
-        for c in _free_constants(t):
+        for c in free_constants(t):
             name = str(c)
             if name in self.tr.variables and z3.is_bv(c):
                 bits = bits_of_real(float(self._real_of(name)), c.size())
@@ -162,19 +163,6 @@ def _fold(op: Callable, vals: list):
     for v in vals[1:]:
         out = op(out, v)
     return out
-
-
-def _free_constants(t) -> list:
-    out, todo, seen = {}, [t], set()
-    while todo:
-        e = todo.pop()
-        if e.get_id() in seen:
-            continue
-        seen.add(e.get_id())
-        if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            out[str(e)] = e
-        todo.extend(e.children())
-    return list(out.values())
 
 
 def shown_to_differ(tr: RealTranslator, model: z3.ModelRef, pairs: list) -> bool:

@@ -28,7 +28,7 @@ from verifier.real_functions import ABS, APPROXIMATIONS, SQRT
 from verifier.real_poly import Normalizer
 from verifier.real_exp import (EXP_ASSUMPTION, LOWEST, MAGIC, MAX_ASSUMPTION, MIN_ASSUMPTION,
                                Maxima, Minima, exp2, plus, times)
-from verifier.terms import TermMemo, any_subterm
+from verifier.terms import TermMemo, any_subterm, free_constants
 
 CANONICAL_NAN = {32: 0x7FFFFFFF, 64: 0x7FFFFFFFFFFFFFFF, 16: 0x7FFF}   # bits, by width
 
@@ -136,20 +136,7 @@ def _asked_only_when_equal(e, ebits: int, sbits: int, u, v) -> bool:
     s.set("timeout", 30_000)     # (a small query, asked once per format: never cut short)
     s.add(e, z3.Not(z3.fpEQ(fu, fv)))
     return s.check() == z3.unsat and all(
-        str(c) in ("keq!max!x", "keq!max!y") for c in _constants(e))
-
-
-def _constants(e) -> set:
-    out, todo, seen = set(), [e], set()
-    while todo:
-        t = todo.pop()
-        if t.get_id() in seen:
-            continue
-        seen.add(t.get_id())
-        if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            out.add(t)
-        todo.extend(t.children())
-    return out
+        str(c) in ("keq!max!x", "keq!max!y") for c in free_constants(e))
 
 
 def _rounds_to_integer(args) -> bool:

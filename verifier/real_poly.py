@@ -110,15 +110,20 @@ def _rational(c: Fraction) -> z3.ArithRef:
     return z3.Q(c.numerator, c.denominator) if c.denominator != 1 else z3.RealVal(c.numerator)
 
 
+def _add_to(out: Poly, m: tuple[int, ...], c: Fraction) -> None:
+    """out += c * m, a monomial whose coefficient cancels dropped."""
+    v = out.get(m, 0) + c
+    if v:
+        out[m] = v
+    else:
+        out.pop(m, None)
+
+
 def _sum(polys: list[Poly]) -> Poly:
     out: Poly = {}
     for p in polys:
         for m, c in p.items():
-            v = out.get(m, 0) + c
-            if v:
-                out[m] = v
-            else:
-                out.pop(m, None)
+            _add_to(out, m, c)
     _check(out)
     return out
 
@@ -133,12 +138,7 @@ def _product(a: Poly, b: Poly) -> Poly:
     out: Poly = {}
     for ma, ca in a.items():
         for mb, cb in b.items():
-            m = tuple(sorted(ma + mb))
-            v = out.get(m, 0) + ca * cb
-            if v:
-                out[m] = v
-            else:
-                out.pop(m, None)
+            _add_to(out, tuple(sorted(ma + mb)), ca * cb)
     _check(out)
     return out
 
