@@ -32,6 +32,7 @@ from verifier.verdict import InternalError, StageStatus, Verdict
 # Small-integer models tried in mode real before a difference of the readings is declared
 # not a difference of the true real functions (`_true_difference`).
 REAL_MODELS = 4
+FACTS_S = 5.0        # each real-arithmetic query that adds max's, min's and 2^x's definitions
 
 
 def output_terms(spec: PairSpec, side_name: str, launch: SymbolicLaunch, ctx: Run) -> dict:
@@ -132,6 +133,14 @@ def _real_outputs(ctx, env, diffs, constraints, variables, seed, t0) -> Verdict 
     # Through the portfolio so the obligation is recorded (certificates); real arithmetic is
     # z3's dialect, so z3 alone answers it.
     r = ctx.solve(Obligation(phi, f"{len(pairs)} element(s) differ as reals"), validate=False)
+    # What the opaque atoms' definitions say of them (`RealTranslator.facts`): asked second,
+    # with a shorter limit (their disjunctions slow large queries down).
+    facts = tr.facts([t for ra, rb, _ in pairs for t in (ra, rb)])
+    if r.answer == "sat" and facts:
+        defined = ctx.solve(Obligation(z3.And(phi, *facts), f"{len(pairs)} element(s) "
+                                       f"differ as reals, with max, min and 2^x as defined"),
+                            timeout_s=FACTS_S, validate=False)
+        r = defined if defined.answer == "unsat" else r
     ctx.stage("outputs (real)", r.answer, t0, f"{len(pairs)} element(s) as real arithmetic")
     if r.answer == "unsat":
         ctx.assumptions.add(REAL_ASSUMPTION)
@@ -140,7 +149,7 @@ def _real_outputs(ctx, env, diffs, constraints, variables, seed, t0) -> Verdict 
     if r.answer != "sat":
         return ctx.inconclusive(f"solver (real arithmetic): {r.answer} "
                                   f"({r.detail or r.solver})")
-    model = _true_difference(ctx, tr, phi, pairs)
+    model = _true_difference(ctx, tr, phi, pairs, facts)
     if isinstance(model, Verdict):
         return model
 
@@ -167,29 +176,34 @@ def _real_outputs(ctx, env, diffs, constraints, variables, seed, t0) -> Verdict 
     return model_counterexample(ctx, env, value_of, variables, seed, chosen_values(chosen))
 
 
-def _true_difference(ctx, tr: RealTranslator, phi, pairs: list):
+def _true_difference(ctx, tr: RealTranslator, phi, pairs: list, facts: list):
     """A model of `phi` with small integer inputs (which the emulator replays) at which the
     true real functions differ (`verifier.real_check`: the solver's atoms for 2^x and max
     are free to it), or an Inconclusive verdict. A few models are tried, each new one at
-    other inputs."""
-    s = z3.Solver()
-    s.set("timeout", int(ctx.timeout_s * 1000))
-    s.add(phi)
-    for v in tr.variables.values():
-        s.add(z3.IsInt(v), v >= -8, v <= 8)
-    for _ in range(REAL_MODELS):
-        if s.check() != z3.sat:
-            break
-        model = s.model()
-        if shown_to_differ(tr, model, pairs):
-            return model
-        s.add(z3.Or([v != model.eval(v, True) for v in tr.variables.values()]
-                    or [z3.BoolVal(False)]))
-    else:
+    other inputs: with the atoms' definitions (`facts`) first, which keep the models to
+    values the true functions take, then without (when those queries are too slow)."""
+    tried = 0
+    for extra, limit in ((facts, FACTS_S), ([], ctx.timeout_s)) if facts else \
+            (([], ctx.timeout_s),):
+        s = z3.Solver()
+        s.set("timeout", int(limit * 1000))
+        s.add(phi, *extra)
+        for v in tr.variables.values():
+            s.add(z3.IsInt(v), v >= -8, v <= 8)
+        for _ in range(REAL_MODELS):
+            if s.check() != z3.sat:
+                break
+            tried += 1
+            model = s.model()
+            if shown_to_differ(tr, model, pairs):
+                return model
+            s.add(z3.Or([v != model.eval(v, True) for v in tr.variables.values()]
+                        or [z3.BoolVal(False)]))
+    if tried:
         return ctx.inconclusive(
-            f"mode 'real': the solver's readings differ, but at the {REAL_MODELS} inputs "
-            f"tried the true real functions do not (its models choose values of 2^x or max "
-            f"that these functions never take, or divide by zero)")
+            f"mode 'real': the solver's readings differ, but at the {tried} inputs tried "
+            f"the true real functions do not (its models choose values of 2^x or max that "
+            f"these functions never take, or divide by zero)")
     return ctx.inconclusive("mode 'real': the kernels differ as real functions, but no "
                             "small integer inputs show it (no replayable counterexample)")
 

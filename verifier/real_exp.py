@@ -3,7 +3,8 @@
 prints:
 
 - `ex2.approx` reads as 2^x: `E2(x)`, an uninterpreted real function, so nothing about it is
-  assumed but what the normal form below uses: `E2(a) * E2(b) = E2(a + b)`. Products that
+  assumed but what the normal form below uses, `E2(a) * E2(b) = E2(a + b)`, and (in the
+  real-arithmetic query, `RealTranslator.facts`) `E2(x) > 0`. Products that
   hold an `E2` are distributed over sums and their exponentials merged, and every exponent is
   a linear form in canonical order (`canonical`), so `d * 2^(m - m') + 2^(x - m')` and the
   direct sum meet as the same terms.

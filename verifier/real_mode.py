@@ -26,7 +26,7 @@ from semantics.choices import CONSTANT_PREFIX, FUNCTION_PREFIX
 from semantics.domains.nan_wrappers import is_nan_pattern, is_nan_test, wrapped_value
 from verifier.real_functions import ABS, APPROXIMATIONS, SQRT
 from verifier.real_poly import Normalizer
-from verifier.real_exp import (EXP_ASSUMPTION, LOWEST, MAGIC, MAX_ASSUMPTION, MIN_ASSUMPTION,
+from verifier.real_exp import (E2, EXP_ASSUMPTION, LOWEST, MAGIC, MAX_ASSUMPTION, MIN_ASSUMPTION,
                                Maxima, Minima, exp2, plus, times)
 from verifier.terms import TermMemo, any_subterm, free_constants
 
@@ -249,6 +249,30 @@ class RealTranslator:
     def mixed_inputs(self) -> set[str]:
         from verifier.counterexample import variables_in
         return variables_in(self.condition_terms) & set(self.variables)
+
+    def facts(self, terms) -> list:
+        """What is true of the opaque atoms in `terms` by their definitions: a `Max` atom is
+        one of its members and no member is above it (a `Min` likewise), and 2^x > 0.
+        Adding them to a real-arithmetic query is sound both ways (they hold of the true
+        functions) and spares the solver models no true function has."""
+        out = []
+        for sets, above in ((self.maxima, True), (self.minima, False)):
+            for name, members in sets.members.items():
+                m = z3.Real(name)
+                vals = [sets.terms[k] for k in sorted(members)]
+                out.append(z3.Or([m == v for v in vals]))
+                out += [m >= v if above else m <= v for v in vals]
+        seen: set[int] = set()
+        todo = [t for t in terms if not isinstance(t, (int, float))]
+        while todo:
+            t = todo.pop()
+            if t.get_id() in seen:
+                continue
+            seen.add(t.get_id())
+            if z3.is_app(t) and t.decl().eq(E2):
+                out.append(t > 0)
+            todo.extend(t.children())
+        return out
 
     def value(self, t, width: int) -> z3.ArithRef:
         """A bit-vector output element (int or term) of a float buffer of `width` bits."""

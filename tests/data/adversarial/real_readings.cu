@@ -9,8 +9,8 @@ extern "C" __global__ void exp_of_sum(const float* x, const float* y, float* out
   if (i < n) out[i] = expf(a + b);
 }
 
-// max(e^a e^b, e^(a+b) / 2) is e^(a+b) as reals, but only through 2^x > 0, which the
-// readings do not use: Inconclusive, never a rounding difference reported as a refutation.
+// max(e^a e^b, e^(a+b) / 2) is e^(a+b) as reals, through max's definition and 2^x > 0,
+// which the real-arithmetic check adds (RealTranslator.facts): proved.
 extern "C" __global__ void max_of_halves(const float* x, const float* y, float* out, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   float a = x[i] + 1.0f, b = y[i] + 1.0f;
@@ -22,4 +22,19 @@ extern "C" __global__ void max_of_doubles(const float* x, const float* y, float*
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   float a = x[i] + 1.0f, b = y[i] + 1.0f;
   if (i < n) out[i] = fmaxf(expf(a) * expf(b), 2.0f * expf(a + b));
+}
+
+// e^max(a, b) and max(e^a, e^b) are equal as reals only because exp is increasing, which
+// nothing assumes: the solver's models of their difference choose values of 2^x no true
+// function has, so the verdict is Inconclusive, never a rounding difference as a refutation.
+extern "C" __global__ void exp_of_max(const float* x, const float* y, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float a = x[i] + 1.0f, b = y[i] + 1.0f;
+  if (i < n) out[i] = expf(fmaxf(a, b));
+}
+
+extern "C" __global__ void max_of_exps(const float* x, const float* y, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float a = x[i] + 1.0f, b = y[i] + 1.0f;
+  if (i < n) out[i] = fmaxf(expf(a), expf(b));
 }
