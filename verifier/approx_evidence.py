@@ -108,7 +108,7 @@ def bounded_difference(ctx, scalars: dict, inputs: dict, rep: dict, terms: dict 
         pair = terms.get((d[0], d[1]))
         if pair is None or any(isinstance(t, int) for t in pair):
             continue
-        fixed = _fixed_at(pair, scalars, inputs)
+        fixed = _fixed_at(ctx.spec, pair, scalars, inputs)
         if fixed is None:
             continue
         a, b = (z3.substitute(t, *fixed) if fixed else t for t in pair)
@@ -126,9 +126,10 @@ def bounded_difference(ctx, scalars: dict, inputs: dict, rep: dict, terms: dict 
     return None
 
 
-def _fixed_at(pair, scalars: dict, inputs: dict) -> list | None:
-    """Each input constant of `pair` (`x[3]`, a scalar `n`) with its value in `inputs`, or
-    None when one is something else (a value the ISA leaves open: not fixed here)."""
+def _fixed_at(spec, pair, scalars: dict, inputs: dict) -> list | None:
+    """Each input constant of `pair` (`x[3]`, a scalar `n`) with its value in `inputs` (a
+    float scalar by its bit pattern), or None when one is something else (a value the ISA
+    leaves open: not fixed here)."""
     out = []
     for c in free_constants(*pair):
         name = str(c)
@@ -142,8 +143,10 @@ def _fixed_at(pair, scalars: dict, inputs: dict) -> list | None:
             if idx >= raw.size:
                 return None
             out.append((c, z3.BitVecVal(int(raw[idx]), c.size())))
-        elif name in scalars and not isinstance(scalars[name], float):
-            out.append((c, z3.BitVecVal(int(scalars[name]) % (1 << c.size()), c.size())))
+        elif name in scalars and any(q.name == name for q in spec.params):
+            p = spec.param(name)
+            bits = p.bits_of(scalars[name]) if p.is_float else int(scalars[name])
+            out.append((c, z3.BitVecVal(bits % (1 << c.size()), c.size())))
         else:
             return None
     return out

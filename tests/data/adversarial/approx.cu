@@ -20,3 +20,15 @@ extern "C" __global__ void exp_halves(const float* x, float* out, int n) {
   int i = threadIdx.x;
   if (i < n) { float h = __expf(0.5f * x[i]); out[i] = h * h; }
 }
+
+// The same bug with a float scalar factor, found by testing: the emulator's difference counts
+// because it holds for every ex2.approx within the ISA's bounds at those inputs and that `a`.
+extern "C" __global__ void exp_scaled(const float* x, float* out, float a, int n) {
+  int i = threadIdx.x;
+  if (i < n) out[i] = __expf(x[i] * a);
+}
+
+extern "C" __global__ void exp_scaled_no_prescale(const float* x, float* out, float a, int n) {
+  int i = threadIdx.x;
+  if (i < n) out[i] = exp2f(x[i] * a);
+}
