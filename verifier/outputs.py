@@ -195,7 +195,9 @@ def _true_difference(ctx, tr: RealTranslator, phi, pairs: list, facts: list):
                 break
             tried += 1
             model = s.model()
-            if shown_to_differ(tr, model, pairs):
+            shown = shown_to_differ(tr, model, pairs)
+            if shown is not None:
+                ctx.witness = shown[:2]       # (the inputs a counterexample names)
                 return model
             s.add(z3.Or([v != model.eval(v, True) for v in tr.variables.values()]
                         or [z3.BoolVal(False)]))

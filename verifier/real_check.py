@@ -165,10 +165,11 @@ def _fold(op: Callable, vals: list):
     return out
 
 
-def shown_to_differ(tr: RealTranslator, model: z3.ModelRef, pairs: list) -> bool:
-    """Does some (a, b, live) of `pairs` differ as true real functions at `model`?"""
+def shown_to_differ(tr: RealTranslator, model: z3.ModelRef, pairs: list) -> tuple | None:
+    """The first (a, b, live) of `pairs` that differs as true real functions at `model`, or
+    None."""
     check = TrueReals(tr, model)
-    return any(check.differ(a, b, live) for a, b, live in pairs)
+    return next((p for p in pairs if check.differ(*p)), None)
 
 
 __all__ = ["TrueReals", "shown_to_differ", "PRECISION"]
