@@ -59,17 +59,21 @@ def bounded_approximations(a, b) -> tuple:
             apps[t.get_id()] = t
         todo.extend(t.children())
     pairs, within = [], []
-    for n, app in enumerate(apps.values()):
+    values: dict[tuple[str, int], z3.BitVecRef] = {}     # (function, argument) -> its value
+    for app in apps.values():
         arg = z3.simplify(app.arg(0))
         span = admissible(app.decl().name(), arg.as_long()) if z3.is_bv_value(arg) else None
         if span is None:
             continue
-        v = z3.BitVec(f"keq!approx!{n}", app.size())
+        key = (app.decl().name(), arg.as_long())
+        v = values.get(key)          # (one function: the same argument, the same value)
+        if v is None:
+            v = values[key] = z3.BitVec(f"keq!approx!{len(values)}", app.size())
+            lo, hi = (z3.fpBVToFP(z3.BitVecVal(x, 32), z3.Float32()) for x in span)
+            fv = z3.fpBVToFP(v, z3.Float32())
+            within.append(v == span[0] if span[0] == span[1] else
+                          z3.And(z3.fpLEQ(lo, fv), z3.fpLEQ(fv, hi)))
         pairs.append((app, v))
-        lo, hi = (z3.fpBVToFP(z3.BitVecVal(x, 32), z3.Float32()) for x in span)
-        fv = z3.fpBVToFP(v, z3.Float32())
-        within.append(v == span[0] if span[0] == span[1] else
-                      z3.And(z3.fpLEQ(lo, fv), z3.fpLEQ(fv, hi)))
     if pairs:
         a, b = z3.substitute(a, *pairs), z3.substitute(b, *pairs)
     return a, b, within

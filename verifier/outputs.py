@@ -32,7 +32,8 @@ from verifier.verdict import InternalError, StageStatus, Verdict
 # Small-integer models tried in mode real before a difference of the readings is declared
 # not a difference of the true real functions (`_true_difference`).
 REAL_MODELS = 4
-FACTS_S = 5.0        # each real-arithmetic query that adds max's, min's and 2^x's definitions
+REAL_SAMPLES = 32    # then random small integer inputs, each checked with the true functions
+FACTS_S = 5.0        # the real-arithmetic query that adds max's, min's and 2^x's definitions
 
 
 def output_terms(spec: PairSpec, side_name: str, launch: SymbolicLaunch, ctx: Run) -> dict:
@@ -149,7 +150,7 @@ def _real_outputs(ctx, env, diffs, constraints, variables, seed, t0) -> Verdict 
     if r.answer != "sat":
         return ctx.inconclusive(f"solver (real arithmetic): {r.answer} "
                                   f"({r.detail or r.solver})")
-    model = _true_difference(ctx, tr, phi, pairs, facts)
+    model = _true_difference(ctx, tr, phi, pairs, seed)
     if isinstance(model, Verdict):
         return model
 
@@ -176,38 +177,55 @@ def _real_outputs(ctx, env, diffs, constraints, variables, seed, t0) -> Verdict 
     return model_counterexample(ctx, env, value_of, variables, seed, chosen_values(chosen))
 
 
-def _true_difference(ctx, tr: RealTranslator, phi, pairs: list, facts: list):
+def _true_difference(ctx, tr: RealTranslator, phi, pairs: list, seed: int):
     """A model of `phi` with small integer inputs (which the emulator replays) at which the
     true real functions differ (`verifier.real_check`: the solver's atoms for 2^x and max
-    are free to it), or an Inconclusive verdict. A few models are tried, each new one at
-    other inputs: with the atoms' definitions (`facts`) first, which keep the models to
-    values the true functions take, then without (when those queries are too slow)."""
+    are free to it), or an Inconclusive verdict. The solver's own models come first (a few,
+    each at other inputs); since their atoms may take values no true function has, random
+    small integer inputs follow, each checked with the true functions."""
+    names = sorted(tr.variables)
+    s = z3.Solver()
+    s.set("timeout", int(ctx.timeout_s * 1000))
+    s.add(phi)
+    for v in tr.variables.values():
+        s.add(z3.IsInt(v), v >= -8, v <= 8)
     tried = 0
-    for extra, limit in ((facts, FACTS_S), ([], ctx.timeout_s)) if facts else \
-            (([], ctx.timeout_s),):
-        s = z3.Solver()
-        s.set("timeout", int(limit * 1000))
-        s.add(phi, *extra)
-        for v in tr.variables.values():
-            s.add(z3.IsInt(v), v >= -8, v <= 8)
-        for _ in range(REAL_MODELS):
-            if s.check() != z3.sat:
-                break
-            tried += 1
-            model = s.model()
-            shown = shown_to_differ(tr, model, pairs)
-            if shown is not None:
-                ctx.witness = shown[:2]       # (the inputs a counterexample names)
-                return model
-            s.add(z3.Or([v != model.eval(v, True) for v in tr.variables.values()]
-                        or [z3.BoolVal(False)]))
+    for _ in range(REAL_MODELS):
+        if s.check() != z3.sat:
+            break
+        tried += 1
+        model = s.model()
+        if _shown(ctx, tr, model, pairs):
+            return model
+        s.add(z3.Or([v != model.eval(v, True) for v in tr.variables.values()]
+                    or [z3.BoolVal(False)]))
     if tried:
+        rng = np.random.default_rng(seed)
+        for _ in range(REAL_SAMPLES):
+            at = z3.Solver()
+            at.set("timeout", 10_000)
+            at.add(phi, *[tr.variables[n] == int(rng.integers(-8, 9)) for n in names])
+            if at.check() != z3.sat:       # (the readings agree there: so do the reals)
+                continue
+            tried += 1
+            model = at.model()
+            if _shown(ctx, tr, model, pairs):
+                return model
         return ctx.inconclusive(
             f"mode 'real': the solver's readings differ, but at the {tried} inputs tried "
             f"the true real functions do not (its models choose values of 2^x or max that "
             f"these functions never take, or divide by zero)")
     return ctx.inconclusive("mode 'real': the kernels differ as real functions, but no "
                             "small integer inputs show it (no replayable counterexample)")
+
+
+def _shown(ctx, tr: RealTranslator, model, pairs: list) -> bool:
+    """Do the true real functions differ at `model` (then its pair is the run's witness:
+    the inputs a counterexample names)?"""
+    shown = shown_to_differ(tr, model, pairs)
+    if shown is not None:
+        ctx.witness = shown[:2]
+    return shown is not None
 
 
 def _narrower(ctx: Run, p, i: int, a, b, live, constraints: list, functions: list):
@@ -227,14 +245,15 @@ def _narrower(ctx: Run, p, i: int, a, b, live, constraints: list, functions: lis
 
 
 def _ordinary(ctx: Run, p, i: int, a, b, live, constraints: list):
-    """The difference again, with every 32-bit input an ordinary float (zero, or normal and
-    at most 16 in magnitude), or None: a model of free approximate functions at NaN or huge
-    inputs shows nothing on the emulator, while at ordinary ones the ISA's error bounds
-    can decide it (`verifier.approx_bounds`)."""
+    """The difference again, with every f32 input (a buffer element or a scalar) an
+    ordinary float (zero, or normal and at most 16 in magnitude), or None: a model of free
+    approximate functions at NaN or huge inputs shows nothing on the emulator, while at
+    ordinary ones the ISA's error bounds can decide it (`verifier.approx_bounds`)."""
     w = type_bits(p.type)
+    f32 = {q.name for q in ctx.spec.params if q.type == "f32"}
     ordinary = []
     for c in free_constants(a, b):
-        if z3.is_bv(c) and c.size() == 32 and not str(c).startswith("keq!"):
+        if z3.is_bv(c) and c.size() == 32 and str(c).split("[")[0] in f32:
             f = z3.fpBVToFP(c, z3.Float32())
             ordinary.append(z3.Or(z3.fpIsZero(f), z3.And(z3.fpIsNormal(f),
                                                          z3.fpLEQ(z3.fpAbs(f), 16.0))))
@@ -318,11 +337,11 @@ def compare_outputs(ctx: Run, env: dict, diffs: list[ElementPair], constraints: 
     spec = ctx.spec
     # Cheap before solving: z3's simplifier orders sums (and the other associative-commutative
     # operators) canonically, so counts added in another order become the same term.
-    # (Not in mode real: its terms are read as reals next, where the bit-level simplifier
-    # rarely makes two of them meet and takes most of the time on long softmax rows.)
+    # (Not for floats in mode real: they are read as reals next, where the bit-level
+    # simplifier rarely makes two terms meet and takes most of the time on long softmax rows.)
     memo: dict = {}
     diffs = [d for d in diffs
-             if not (same_term(d.ref, d.cand) if spec.mode == "real" else
+             if not (same_term(d.ref, d.cand) if spec.mode == "real" and d.param.is_float else
                      same_term(_simplified(d.ref, memo), _simplified(d.cand, memo)))]
     del memo
     if not diffs:

@@ -254,7 +254,7 @@ class RealTranslator:
         """What is true of the opaque atoms in `terms` by their definitions: a `Max` atom is
         one of its members and no member is above it (a `Min` likewise), and 2^x > 0.
         Adding them to a real-arithmetic query is sound both ways (they hold of the true
-        functions) and spares the solver models no true function has."""
+        functions); `verifier.outputs` asks with them when the plain query is sat."""
         out = []
         for sets, above in ((self.maxima, True), (self.minima, False)):
             for name, members in sets.members.items():
@@ -401,18 +401,22 @@ class RealTranslator:
         xb, yb = x.arg(0), y.arg(0)
         if a.eq(yb) and b.eq(xb):                   # the larger: max
             self.notes.add(MAX_ASSUMPTION)
-            return self.maxima.of(self._member(xb), self._member(yb))
+            return self.maxima.of(self._member(xb, 0xFF800000), self._member(yb, 0xFF800000))
         if a.eq(xb) and b.eq(yb):                   # the smaller: min
             self.notes.add(MIN_ASSUMPTION)
-            return self.minima.of(self._member(xb), self._member(yb))
+            return self.minima.of(self._member(xb, 0x7F800000), self._member(yb, 0x7F800000))
         return None
 
-    def _member(self, bits):
-        """A max's or min's argument as a real (in polynomial normal form: the set's key);
-        -inf and +inf (no finite value is past them) as -FLT_MAX and FLT_MAX."""
+    def _member(self, bits, never_wins: int):
+        """A max's or min's argument as a real (in polynomial normal form: the set's key).
+        The infinity no finite value loses to (`never_wins`: -inf for max, +inf for min)
+        reads as -FLT_MAX or FLT_MAX, which the set drops; the other infinity would win,
+        an infinite value this mode has no reading for."""
         if z3.is_bv_value(bits) and bits.size() == 32 and bits.as_long() in (0xFF800000,
                                                                              0x7F800000):
-            return z3.RealVal(LOWEST if bits.as_long() == 0xFF800000 else -LOWEST)
+            if bits.as_long() != never_wins:
+                raise NotReal("a max or min with an infinity that wins")
+            return z3.RealVal(LOWEST if never_wins == 0xFF800000 else -LOWEST)
         return self.poly.normal(self._bv(bits))
 
     def _tensor(self, t) -> z3.ArithRef:

@@ -153,3 +153,31 @@ def test_abs_is_the_sign_bit_cleared_and_evaluated_as_the_absolute_value():
     model = _model_of(rx == -3)
     assert not TrueReals(tr, model).differ(got, -rx, True)
     assert TrueReals(tr, model).differ(got, rx, True)
+
+
+def test_an_infinity_that_would_win_a_max_or_min_has_no_reading():
+    import pytest
+    from verifier.real_mode import NotReal, RealTranslator
+    f32 = z3.Float32()
+    a = z3.BitVec("a", 32)
+    for inf, pick_larger in ((0x7F800000, True), (0xFF800000, False)):
+        b = z3.BitVecVal(inf, 32)
+        fa, fb = z3.fpBVToFP(a, f32), z3.fpBVToFP(b, f32)
+        sel = z3.If(z3.fpLT(fa, fb), b, a) if pick_larger else z3.If(z3.fpLT(fa, fb), a, b)
+        with pytest.raises(NotReal):
+            RealTranslator().value(sel, 32)
+    low = z3.BitVecVal(0xFF800000, 32)                # max(a, -inf) is a
+    fa, fl = z3.fpBVToFP(a, f32), z3.fpBVToFP(low, f32)
+    tr = RealTranslator()
+    assert tr.value(z3.If(z3.fpLT(fa, fl), low, a), 32).eq(tr.variables["a"])
+
+
+def test_one_approximate_function_gives_one_value_for_one_argument():
+    from verifier.approx_evidence import bounded_approximations
+    f = z3.Function("ex2.approx.f32", z3.BitVecSort(32), z3.BitVecSort(32))
+    one = z3.BitVecVal(0x3F800000, 32)
+    # the same argument reached by two terms: the same value, so f(1) - f(1 + 0) is 0
+    a, b, within = bounded_approximations(f(one), f(one + 0))
+    s = z3.Solver()
+    s.add(*within, a != b)
+    assert s.check() == z3.unsat and len(within) == 1
