@@ -15,6 +15,9 @@ verdict. One place, used by the one-shape check and the symbolic launch alike.
 - `printf` (a call of `vprintf`, `semantics.machine.system_calls`): what it prints is an
   output keq does not compare. It stops the check (Inconclusive, named) unless the claim
   says `allow = ["printf-ignored"]`, which the claim prints.
+- `progress`: a spin wait in global memory waits for another CTA's store
+  (`semantics.machine.symbolic_spins`); the PTX ISA promises CTAs no progress with respect to
+  one another, so the claim assumes that the CTA it waits for runs (a stated assumption).
 - `layout`: the numeric value of an address may reach an output, a stored value or a branch
   (`semantics.machine.layout_taint`). The symbolic domain knows one memory layout, the PTX
   ISA none, so it stops the check (Inconclusive, named); testing under another layout
@@ -42,6 +45,8 @@ def judge_effects(ctx, launches: dict) -> str | None:
             if e.kind == "approximation":
                 ctx.assumptions.add(f"{e.what} is the same function in both kernels "
                                     f"(uninterpreted; {e.loc})")
+            elif e.kind == "progress":
+                ctx.assumptions.add(e.what)
             elif e.kind == "printf":
                 if "printf-ignored" not in ctx.spec.allow:
                     return (f"the {role} calls {e.what} at {e.loc}: what it prints is not "

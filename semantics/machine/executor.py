@@ -462,7 +462,7 @@ class Executor:
         other = sibling(stack, self.d)
         self._watch.forget(pc, stack[-1])
         if other is not None:
-            stack[-1], stack[other] = stack[other], stack[-1]
+            stack.append(stack.pop(other))     # (it runs to its reconvergence point first)
             return None
         self.mask = mask
         self.ins = self.k.instrs[self.k.cfg.blocks[pc].start]

@@ -57,6 +57,8 @@ class PreparedKernel:
     shared_aligns: dict[str, int] = field(default_factory=dict)
     # the kernel as launches run it, by (pointer parameters, layout): `machine.layout`
     _launches: dict = field(default_factory=dict, repr=False)
+    # static analyses made on demand, by name (`spin_waits`)
+    analyses: dict = field(default_factory=dict, repr=False)
 
     @property
     def name(self) -> str:

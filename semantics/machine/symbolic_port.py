@@ -354,6 +354,7 @@ class SymbolicPort:
         # `possible` shows that it cannot happen where none of them held.
         self.init_conds: dict[tuple[int, int], Any] = {}
         self.possible = None
+        self.presets: dict[int, tuple[int, Any]] = {}   # global flat offset -> (bytes, word)
 
     def write_count(self) -> int:
         """Writes so far, every region (a spinning loop makes none)."""
@@ -967,3 +968,11 @@ class SymbolicPort:
         if bad.any():
             raise ValueError(f"preset outside memory: {reason}")
         self._write(arr, int(flat[0]), nbytes, value)
+        if arr is self.mem.g:
+            self.presets[int(flat[0])] = (nbytes, value)
+
+    def initial_word(self, flat: int, nbytes: int):
+        """The word of global memory at `flat` before the launch (a preset), or None when no
+        preset gave exactly these bytes (spin waits: `semantics.machine.symbolic_spins`)."""
+        preset = self.presets.get(flat)
+        return preset[1] if preset is not None and preset[0] == nbytes else None

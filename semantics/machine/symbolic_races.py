@@ -34,7 +34,9 @@ from semantics.errors import UnsupportedError
 from semantics.machine.memory_model import (Strength, cta_scoped_fence,
                                              incoherent_after_writes, morally_strong,
                                              non_coherent, strength)
+from semantics.machine.spin_waits import spin_waits
 from semantics.machine.symbolic_handoffs import Handoffs
+from semantics.machine.symbolic_spins import SpinHandoffs, SpinRead
 
 
 class Conjunction(NamedTuple):
@@ -79,6 +81,8 @@ class _Access(NamedTuple):
     until_w: int = 0
     done: int = 0
     until_p: int = 0
+    release: bool = False    # a `.release` store (a release pattern by itself)
+    spin: Any = None         # a read at a spin wait: its `symbolic_spins.SpinRead`
 
 
 IN_FLIGHT = 1 << 62         # a copy no wait completes: in flight to the end
@@ -113,6 +117,7 @@ class SymbolicRaceLog:
         self.barriers: dict[int, list] = {}
         # fences and contending atomics: handoffs that order accesses of different threads
         self.handoffs = Handoffs(threads_per_cta)
+        self.spins = SpinHandoffs(threads_per_cta, condition_term)
         # per `cp.async` serial: where its accesses are logged (place, index, lane)
         self.flights: dict[int, list[tuple[tuple, int, int]]] = {}
 
@@ -133,6 +138,9 @@ class SymbolicRaceLog:
         order = getattr(x, "atomic_class", "*") if kind == "a" else ""
         serial = getattr(x, "async_copy", None)
         flight = (-1, 0, 0, 0) if serial is None else (IN_FLIGHT,) * 4
+        release = kind == "w" and (x.form.has("release") or x.form.has("acq_rel"))
+        wait = spin_waits(x.k).get(x.instr_index) if kind == "r" and power.strong else None
+        bounds = None if wait is None else x.read(wait.bound, wait.type)
         for j, lane in enumerate(np.asarray(lanes).tolist()):
             c = conds[j]
             if isinstance(c, (bool, np.bool_)) and not c:
@@ -142,16 +150,35 @@ class SymbolicRaceLog:
                 facts = per_lane[lane] = self._lane_facts(x, region, lane)
             tid, key_region, epoch, name, passed, wepoch = facts
             f = where[j]
+            spin = None if wait is None else self._spin_read(x, wait, bounds[lane], region,
+                                                             (key_region, f, nbytes))
             acc = _new(_Access, (tid, epoch, kind,
                                  True if isinstance(c, (bool, np.bool_)) else c, loc, name,
                                  None if values is None else values[j], self.steps, passed, f,
                                  nbytes, power.strong, power.scope == "cta", order, wepoch)
-                       + flight)
+                       + flight + (release, spin))
+            if spin is not None:
+                self.spins.read(acc)
             place = self.events.setdefault((key_region, f, nbytes), [])
             if serial is not None:
                 self.flights.setdefault(serial, []).append(((key_region, f, nbytes),
                                                             len(place), lane))
             place.append(acc)
+
+    @staticmethod
+    def _spin_read(x, wait, bound, region: str, place: tuple) -> SpinRead:
+        """A lane's read at a spin wait (`semantics.machine.symbolic_spins`); one in global
+        memory of a launch with several CTAs assumes they make progress (a `progress`
+        effect, printed in the claim)."""
+        initial = None
+        if region == "global":
+            initial = x.port.initial_word(place[1], place[2])
+            if len(x.geom.ctas) > 1:
+                x.effect("progress", f"the spin wait at {x.ins.loc} ends once the store it "
+                         f"waits for is made: the CTA that makes it runs (co-resident with "
+                         f"the waiting one, or launched before it)")
+        return SpinRead(wait, bound, initial,
+                        x.form.has("acquire") or x.form.has("acq_rel"), place)
 
     def fence(self, x) -> None:
         """A `fence`/`membar` by the lanes that may run it (with their conditions)."""
@@ -261,10 +288,15 @@ class SymbolicRaceLog:
     def _not_handed_off(self, a: _Access, b: _Access, unordered):
         """`unordered` and no handoff through contending atomics orders `a` and `b` either
         way (`semantics.machine.symbolic_handoffs`)."""
-        sync = [h for h in (self.handoffs.ordered(a, b), self.handoffs.ordered(b, a))
+        fences, events = self.handoffs.fences, self.events
+        sync = [h for h in (self.handoffs.ordered(a, b), self.handoffs.ordered(b, a),
+                            self.spins.ordered(a, b, fences, events),
+                            self.spins.ordered(b, a, fences, events))
                 if h is not None]
         if not sync:
             return unordered
+        if any(h is True for h in sync):
+            return False                  # (ordered whatever the inputs)
         apart = z3.Not(sync[0]) if len(sync) == 1 else z3.Not(z3.Or(sync))
         return apart if unordered is True else z3.And(unordered, apart)
 
@@ -298,11 +330,14 @@ class SymbolicRaceLog:
         for region, logged, mixed in self._overlapping():
             for accs in self._intervals(region, logged):
                 checked = self._pairs_in(region, accs, checked, by_site, mixed)
-        out = []
+        out = [RacePair(what, cond, "spin")
+               for what, cond in self.spins.obligations(self.events)]
         for (_, _, _, _, kind), (what, conds) in by_site.items():
             if True in conds:
                 out.append(RacePair(what, True, kind))
                 continue
+            if not conds:
+                continue                  # (every pair of the site is ordered: a handoff)
             # one condition per byte of a word: keep each distinct condition once
             unique = list({c.get_id(): c for c in conds.values()}.values())
             out.append(RacePair(what, z3.Or(unique) if len(unique) > 1 else unique[0], kind))
@@ -383,8 +418,8 @@ class SymbolicRaceLog:
             if mixed and (a.at >= b.at + b.nbytes or b.at >= a.at + a.nbytes):
                 continue                      # (different bytes of the group)
             kind = self._conflict(a, b)
-            if kind is None:
-                continue
+            if kind is None or (kind == "order" and _spin_and_store(a, b)):
+                continue          # (a spin wait and its flag's stores: `symbolic_spins`)
             site = (a.loc, b.loc, a.kind, b.kind, kind)
             entry = by_site.get(site)
             if entry is None:
@@ -402,15 +437,21 @@ class SymbolicRaceLog:
                 continue                  # this site already races for certain
             key = (_key(a.cond), _key(b.cond), a.tid // self.t, a.passed, b.passed, a.until_p,
                    b.until_p)
-            if kind == "race" and self.handoffs.groups:
+            if kind == "race" and (self.handoffs.groups or self.spins.reads):
                 key += (a.tid, b.tid, a.step, b.step)    # (a handoff is the pair's own)
             if key not in conds:
                 unordered = True if kind == "undefined" else self._no_barrier_between(a, b)
                 if kind == "race":
                     unordered = self._not_handed_off(a, b, unordered)
-                both = _both(_both(a.cond, b.cond), unordered)
-                conds[True if both is True else key] = both
+                both = False if unordered is False else _both(_both(a.cond, b.cond), unordered)
+                if both is not False:
+                    conds[True if both is True else key] = both
         return checked
+
+
+def _spin_and_store(a: _Access, b: _Access) -> bool:
+    """A read at a spin wait and a store (the wait's obligations decide their order)."""
+    return (a.spin is not None and b.kind == "w") or (b.spin is not None and a.kind == "w")
 
 
 def _end(a: _Access, start: int, until: int) -> int:

@@ -5,9 +5,9 @@ will set). Two things end it:
 - the step budget (`Executor.max_steps`, instructions issued per lockstep path, which bounds
   what any one thread executes): past it the run raises `NonTermination`, naming the loop;
 - a loop that comes back to a block with the same lanes, the same register values and no
-  memory written since spins forever unless another thread changes memory. If a sibling
-  path of the same divergent branch is waiting (the writer of a flag this loop reads), it
-  runs first, as independent thread scheduling would let it; otherwise the lanes never
+  memory written since spins forever unless another thread changes memory. If another path
+  of this divergent branch or of an enclosing one is waiting (the writer of a flag this loop
+  reads), it runs first, as independent thread scheduling would let it; otherwise the lanes never
   finish: `NonTermination` where that is certain, an obligation of the symbolic launch where
   it depends on the inputs (the verifier then finds an input, and the emulator shows it).
 A candidate that does not terminate where the reference does is not equivalent; a reference
@@ -91,14 +91,16 @@ def _writes(port) -> int:
 
 
 def sibling(stack: list, d) -> int | None:
-    """The index of a waiting path of the same divergence as the top of `stack` (the same
-    reconvergence point, some lane in it), or None."""
-    top = stack[-1]
+    """The index of the nearest waiting path below the top of `stack` (some lane in it), or
+    None. A divergence pushes its two paths together, with one reconvergence point; the
+    lower one waits until the upper one (or, once that one diverged in turn, the
+    reconvergence entry that replaced it, which keeps the point) is done. So an entry waits
+    when the entry above it has its reconvergence point: that finds the other path of this
+    divergence and of every enclosing one (a spin inside `if (t == 0)` of CTA 1 waits for a
+    store on CTA 0's side of an outer branch)."""
     for i in range(len(stack) - 2, -1, -1):
         entry = stack[i]
-        if entry[1] != top[1]:
-            return None
-        if entry[0] != entry[1] and d.may_any(entry[2]):
+        if entry[1] == stack[i + 1][1] and entry[0] != entry[1] and d.may_any(entry[2]):
             return i
     return None
 

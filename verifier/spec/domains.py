@@ -38,7 +38,8 @@ class ParamDomains:
         if p.is_float:
             raise self.err(f"range of {p.name!r}: element ranges are for integer buffers "
                            f"({p.name!r} holds {p.type})", rpath)
-        if p.access not in ("in", "inout"):
+        if p.access not in ("in", "inout", "scratch"):
+            # (a scratch buffer's launch contents are inputs too: a semaphore the host zeroes)
             raise self.err(f"range of {p.name!r}: an element range constrains inputs, and "
                            f"{p.name!r} is {p.access!r}", rpath)
         return tuple(self.expr(x, rpath + (j,), scalars=scalars, what="range")

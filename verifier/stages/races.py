@@ -24,6 +24,12 @@ from verifier.stages.base import Execution, Maximal, Next, Undecided
 from verifier.verdict import StageStatus, Verdict
 
 
+# Pairs that are no race but whose outcome the scheduler chooses: morally strong accesses in
+# either order ("order"), and spin waits that may end on more than one store ("spin",
+# `semantics.machine.symbolic_spins`).
+_SCHEDULED = ("order", "spin")
+
+
 class Races:
     name = "races"
 
@@ -53,11 +59,12 @@ def _logged(run: Run, ex: Execution, m: Maximal) -> Verdict | None:
         if not launch.races:
             continue
         checked += len(launch.races)
-        races = [r for r in launch.races if r.kind != "order"]
+        races = [r for r in launch.races if r.kind not in _SCHEDULED]
         verdict = _conflicts(run, ex, m, role, replace(launch, races=tuple(races))) \
             if races else None
         if verdict is None:
-            verdict = _orders(run, ex, m, role, [r for r in launch.races if r.kind == "order"])
+            verdict = _orders(run, ex, m, role,
+                              [r for r in launch.races if r.kind in _SCHEDULED])
         if verdict is not None:
             return verdict
     logged = "every access logged" + (" (indexed buffers: two writers of one element are "

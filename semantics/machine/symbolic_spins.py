@@ -1,0 +1,223 @@
+"""Handoffs through spin waits, for the symbolic race log (`semantics.machine.symbolic_races`):
+a thread P writes data, runs a release pattern (a fence then a strong store of a flag, or a
+`st.release`), and a thread C spins on the flag (`semantics.machine.spin_waits`) and then
+runs an acquire pattern (the spin's strong read then a fence, or an `ld.acquire`) before it
+reads the data. When the read that ends the wait reads from P's store, P's write happens
+before C's read (PTX ISA, Memory Consistency Model: release and acquire patterns,
+synchronizes-with); a barrier extends either side to the rest of the CTA, as in the
+emulator's detector (`semantics.machine.happens_before`).
+
+Which store the ending read reads from is the scheduler's choice, so the log proves it is one
+store in every schedule. The *sources* a spin read R may read from are the initial contents
+of the flag (unless a store to it certainly happens before R) and every logged access to the
+flag that does not happen after R. R's wait is *decided* when no two sources a, b both happen
+with a ending the wait and either b ending it too or b not happening before a (then b may come
+later in the flag's coherence order and hide a: the wait could miss a). A decided wait ends,
+in every schedule, by reading the one source that ends it, which is also the last store to
+the flag before it ends; so the registers after it are the same (its own are dead there,
+`spin_waits`), its strong accesses' order cannot show, and P's store orders the handoff.
+`obligations` are the conditions under which a wait is not decided (the verifier must refute
+them, else the claim is Inconclusive, named); `ordered` the handoff's condition for a pair
+of accesses.
+
+A wait in global memory with more than one CTA also assumes that the CTA it waits for runs
+(co-resident, or launched before it): the PTX ISA gives CTAs no forward-progress guarantee
+with respect to one another. The executor records that as a `progress` effect, which the
+claim prints.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, NamedTuple
+
+import numpy as np
+import z3
+
+from semantics.machine.spin_waits import SpinWait
+
+
+class SpinRead(NamedTuple):
+    """What the race log keeps of one lane's read at a spin wait."""
+
+    wait: SpinWait
+    bound: Any          # the value the read is compared with, in this lane
+    initial: Any        # the flag's contents at launch, or None: unspecified (shared memory)
+    acquire: bool       # an `ld.acquire` (else a fence after it acquires)
+    place: tuple        # the race log's key of the flag's bytes
+
+
+_INIT = None           # the initial contents, as a source
+
+
+def _concrete(v) -> bool:
+    return isinstance(v, (bool, np.bool_, int, np.integer))
+
+
+def _and(*xs):
+    terms = []
+    for x in xs:
+        if _concrete(x):
+            if not x:
+                return False
+            continue
+        terms.append(x)
+    if not terms:
+        return True
+    return terms[0] if len(terms) == 1 else z3.And(terms)
+
+
+def _or(xs):
+    terms = []
+    for x in xs:
+        if _concrete(x):
+            if x:
+                return True
+            continue
+        terms.append(x)
+    if not terms:
+        return False
+    return terms[0] if len(terms) == 1 else z3.Or(terms)
+
+
+def _not(x):
+    return (not x) if _concrete(x) else z3.Not(x)
+
+
+class SpinHandoffs:
+    def __init__(self, threads_per_cta: int, term: Callable) -> None:
+        self.t = threads_per_cta
+        self.term = term                   # a logged condition as a term
+        self.reads: list = []              # logged accesses with their `.spin`
+
+    def read(self, acc) -> None:
+        self.reads.append(acc)
+
+    # -- the obligations -----------------------------------------------------------------
+    def obligations(self, events: dict) -> list[tuple[str, Any]]:
+        """(what, condition) per spin wait site: the condition under which some read there
+        is not decided (the module docstring)."""
+        by_site: dict[Any, list] = {}
+        for r in self.reads:
+            by_site.setdefault(r.loc, []).append(self._undecided(r, events))
+        out = []
+        for loc, conds in by_site.items():
+            c = _or(conds)
+            if c is not False:
+                out.append((f"the spin wait at {loc} may end on a value more than one store "
+                            f"of its flag gives, or on one a later store may hide (which one "
+                            f"it reads is the scheduler's choice)", c))
+        return out
+
+    def _undecided(self, r, events: dict):
+        place = r.spin.place
+        region = place[0]
+        if any(k[0] == region and k != place and k[1] < place[1] + place[2]
+               and place[1] < k[1] + k[2] for k in events):
+            return self.term(r.cond)         # (stores to part of the flag: not decided here)
+        sources = [a for a in events.get(place, ()) if a.kind in ("w", "a")
+                   and a is not r and not self._before(r, a)]
+        before_r = [a for a in sources if self._before(a, r)]
+        init_cond = _and(*[_not(self.term(a.cond)) for a in before_r])
+        ends = {}
+        for a in [_INIT] + sources:
+            ends[id(a)] = self._ends(r, a)
+        bad = []
+        for a in [_INIT] + sources:
+            ca = init_cond if a is _INIT else self.term(a.cond)
+            first = _and(ca, ends[id(a)])
+            if first is False:
+                continue
+            others = []
+            for b in [_INIT] + sources:
+                if b is a:
+                    continue
+                cb = init_cond if b is _INIT else self.term(b.cond)
+                hides = ends[id(b)] if self._before(b, a) else True
+                others.append(_and(cb, hides))
+            bad.append(_and(first, _or(others)))
+        return _and(self.term(r.cond), _or(bad))
+
+    def _ends(self, r, source):
+        """Does reading `source` end `r`'s wait (True, False or a term)?"""
+        if source is _INIT:
+            value = r.spin.initial
+        elif source.kind != "w":
+            value = None                      # (an atomic: its value is the order's)
+        else:
+            value = source.value
+        if value is None:
+            return True
+        ended = r.spin.wait.exits(value, r.spin.bound)
+        return bool(ended) if _concrete(ended) else ended
+
+    def _before(self, a, b) -> bool:
+        """Does access `a` certainly happen before access `b` (the initial contents come
+        first): program order, or a barrier of their CTA between them?"""
+        if a is _INIT:
+            return True
+        if b is _INIT:
+            return False
+        if a.tid == b.tid:
+            return a.step < b.step
+        return a.tid // self.t == b.tid // self.t and a.epoch < b.epoch
+
+    # -- the handoff -----------------------------------------------------------------------
+    def ordered(self, w, r, fences: dict, events: dict):
+        """The condition under which access `w` happens before access `r` through a spin
+        wait's handoff (the module docstring), or None when none can order them."""
+        out = []
+        for spin in self.reads:
+            if spin.tid // self.t != r.tid // self.t:
+                continue
+            acquire = self._acquire(spin, r, fences)
+            if acquire is None:
+                continue
+            for store in events.get(spin.spin.place, ()):
+                if store.kind != "w" or not store.strong or store.tid == spin.tid or \
+                        store.value is None:
+                    continue
+                across = store.tid // self.t != spin.tid // self.t
+                if across and (store.cta_scope or spin.cta_scope or acquire[1]):
+                    continue
+                release = self._release(store, w, fences, across)
+                if release is None:
+                    continue
+                out.append(_and(self.term(spin.cond), self.term(store.cond),
+                                self._ends(spin, store), release, acquire[0]))
+        c = _or(out)
+        return None if c is False else c
+
+    def _release(self, store, w, fences: dict, across: bool):
+        """The condition under which `store` heads a release that covers `w`, or None."""
+        if store.release:
+            step, epoch, cond = store.step - 1, store.epoch, True
+        else:
+            fence = next((f for f in reversed(fences.get(store.tid, ()))
+                          if f.step < store.step), None)
+            if fence is None or (across and fence.cta_scope):
+                return None
+            step, epoch, cond = fence.step, fence.epoch, fence.cond
+        if w.tid == store.tid:
+            covered = w.step <= step
+        else:
+            covered = w.tid // self.t == store.tid // self.t and w.epoch < epoch
+        return cond if covered else None
+
+    def _acquire(self, spin, r, fences: dict):
+        """(condition, confined to its CTA) under which `spin`'s read acquires for `r`, or
+        None."""
+        if spin.spin.acquire:
+            step, epoch, cond, cta_scope = spin.step, spin.epoch, True, False
+        else:
+            fence = next((f for f in fences.get(spin.tid, ()) if f.step >= spin.step), None)
+            if fence is None:
+                return None
+            step, epoch, cond, cta_scope = fence.step, fence.epoch, fence.cond, fence.cta_scope
+        if r.tid == spin.tid:
+            covered = r.step > step
+        else:
+            covered = r.epoch > epoch
+        return (cond, cta_scope) if covered else None
+
+
+__all__ = ["SpinHandoffs", "SpinRead"]

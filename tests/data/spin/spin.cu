@@ -1,0 +1,197 @@
+// Handoffs through spin waits (semantics/machine/symbolic_spins.py): a thread writes data,
+// releases a flag; another spins on the flag, acquires, and reads the data. The reference
+// computes each output directly. Planted bugs: a relaxed store (no release), a flag reset
+// after it is set (the wait can miss it), a waiter's CTA that reads without the barrier after
+// the wait, and a flag that is never initialized.
+#include <cuda/atomic>
+
+// Reference: out[t] = 3 x[t], by CTA 1 (the CTA that reads in the handoffs below).
+extern "C" __global__ void triple(const int* x, int* part, int* flag, int* out, int n)
+{
+    int t = threadIdx.x;
+    if (blockIdx.x == 1 && t < n)
+        out[t] = 3 * x[t];
+}
+
+// A split-k style fix-up across CTAs, with cuda::atomic_ref: CTA 0 writes 2 x, releases the
+// flag; CTA 1 waits with an acquire load and adds x.
+extern "C" __global__ void fixup_acquire(const int* x, int* part, int* flag, int* out, int n)
+{
+    cuda::atomic_ref<int, cuda::thread_scope_device> f(*flag);
+    int t = threadIdx.x;
+    if (blockIdx.x == 0) {
+        if (t < n)
+            part[t] = 2 * x[t];
+        __syncthreads();
+        if (t == 0)
+            f.store(1, cuda::memory_order_release);
+    } else {
+        if (t == 0)
+            while (f.load(cuda::memory_order_acquire) == 0) {
+            }
+        __syncthreads();
+        if (t < n)
+            out[t] = part[t] + x[t];
+    }
+}
+
+// The same with a volatile flag and __threadfence on both sides, as older code writes it.
+extern "C" __global__ void fixup_volatile(const int* x, int* part, int* flag, int* out, int n)
+{
+    int t = threadIdx.x;
+    if (blockIdx.x == 0) {
+        if (t < n)
+            part[t] = 2 * x[t];
+        __syncthreads();
+        if (t == 0) {
+            __threadfence();
+            *(volatile int*)flag = 1;
+        }
+    } else {
+        if (t == 0) {
+            while (*(volatile int*)flag == 0) {
+            }
+            __threadfence();
+        }
+        __syncthreads();
+        if (t < n)
+            out[t] = part[t] + x[t];
+    }
+}
+
+// With a backoff (nvcc peels the first test off the loop).
+extern "C" __global__ void fixup_backoff(const int* x, int* part, int* flag, int* out, int n)
+{
+    cuda::atomic_ref<int, cuda::thread_scope_device> f(*flag);
+    int t = threadIdx.x;
+    if (blockIdx.x == 0) {
+        if (t < n)
+            part[t] = 2 * x[t];
+        __syncthreads();
+        if (t == 0)
+            f.store(1, cuda::memory_order_release);
+    } else {
+        if (t == 0)
+            while (f.load(cuda::memory_order_acquire) < 1)
+                __nanosleep(32);
+        __syncthreads();
+        if (t < n)
+            out[t] = part[t] + x[t];
+    }
+}
+
+// Bug: a relaxed store releases nothing, so the partials race with the reads.
+extern "C" __global__ void fixup_relaxed(const int* x, int* part, int* flag, int* out, int n)
+{
+    cuda::atomic_ref<int, cuda::thread_scope_device> f(*flag);
+    int t = threadIdx.x;
+    if (blockIdx.x == 0) {
+        if (t < n)
+            part[t] = 2 * x[t];
+        __syncthreads();
+        if (t == 0)
+            f.store(1, cuda::memory_order_relaxed);
+    } else {
+        if (t == 0)
+            while (f.load(cuda::memory_order_acquire) == 0) {
+            }
+        __syncthreads();
+        if (t < n)
+            out[t] = part[t] + x[t];
+    }
+}
+
+// Bug: the flag is reset for the next use right after it is set; the waiter may never see 1.
+extern "C" __global__ void fixup_reset(const int* x, int* part, int* flag, int* out, int n)
+{
+    cuda::atomic_ref<int, cuda::thread_scope_device> f(*flag);
+    int t = threadIdx.x;
+    if (blockIdx.x == 0) {
+        if (t < n)
+            part[t] = 2 * x[t];
+        __syncthreads();
+        if (t == 0) {
+            f.store(1, cuda::memory_order_release);
+            f.store(0, cuda::memory_order_relaxed);
+        }
+    } else {
+        if (t == 0)
+            while (f.load(cuda::memory_order_acquire) == 0) {
+            }
+        __syncthreads();
+        if (t < n)
+            out[t] = part[t] + x[t];
+    }
+}
+
+// Bug: only thread 0 of the waiting CTA waits; the others read at once.
+extern "C" __global__ void fixup_no_barrier(const int* x, int* part, int* flag, int* out, int n)
+{
+    cuda::atomic_ref<int, cuda::thread_scope_device> f(*flag);
+    int t = threadIdx.x;
+    if (blockIdx.x == 0) {
+        if (t < n)
+            part[t] = 2 * x[t];
+        __syncthreads();
+        if (t == 0)
+            f.store(1, cuda::memory_order_release);
+    } else {
+        if (t == 0)
+            while (f.load(cuda::memory_order_acquire) == 0) {
+            }
+        if (t < n)
+            out[t] = part[t] + x[t];
+    }
+}
+
+// Within a CTA: warp 0's lanes each hand one element to the same lane of warp 1 through a
+// volatile shared flag per lane, fenced on both sides. Reference: `triple_one`.
+extern "C" __global__ void lanes_handoff(const int* x, int* out, int n)
+{
+    __shared__ volatile int flag[32];
+    __shared__ int data[32];
+    int t = threadIdx.x;
+    if (t < 32)
+        flag[t] = 0;
+    __syncthreads();
+    if (t < 32) {
+        data[t] = 2 * x[t];
+        __threadfence_block();
+        flag[t] = 1;
+    } else {
+        int l = t - 32;
+        while (flag[l] == 0) {
+        }
+        __threadfence_block();
+        if (l < n)
+            out[l] = data[l] + x[l];
+    }
+}
+
+// Bug: the flags are never initialized: shared memory starts unspecified, so a wait may end
+// at once, before the data is written.
+extern "C" __global__ void lanes_uninit(const int* x, int* out, int n)
+{
+    __shared__ volatile int flag[32];
+    __shared__ int data[32];
+    int t = threadIdx.x;
+    if (t < 32) {
+        data[t] = 2 * x[t];
+        __threadfence_block();
+        flag[t] = 1;
+    } else {
+        int l = t - 32;
+        while (flag[l] == 0) {
+        }
+        __threadfence_block();
+        if (l < n)
+            out[l] = data[l] + x[l];
+    }
+}
+
+extern "C" __global__ void triple_one(const int* x, int* out, int n)
+{
+    int t = threadIdx.x;
+    if (t < n)
+        out[t] = 3 * x[t];
+}

@@ -1,0 +1,70 @@
+"""Handoffs through spin waits (tests/data/spin, CUDA compiled by nvcc 13): a release of a
+flag and a wait on it with an acquire, across CTAs (`cuda::atomic_ref`, a volatile flag with
+`__threadfence`, a wait with `__nanosleep`) and within a CTA (a volatile shared flag per
+lane). The symbolic race log decides for every schedule that each wait ends on the one store
+that ends it and orders the data through it (semantics/machine/symbolic_spins.py); planted
+bugs are refuted (a race or a hang, replayed) or Inconclusive where only the schedule shows
+them. Each of the two halves, removed, makes a test here fail."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from semantics.machine.symbolic_spins import SpinHandoffs
+from verifier.api import EQUIVALENT, INCONCLUSIVE, NOT_EQUIVALENT, verify
+from verifier.spec import load_spec
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "spin"
+SPECS = sorted(DATA.glob("*.toml"))
+KINDS = {"equivalent": EQUIVALENT, "not-equivalent": NOT_EQUIVALENT,
+         "inconclusive": INCONCLUSIVE}
+
+
+def _verify(name: str, **kw):
+    return verify(load_spec(DATA / f"{name}.toml"), timeout_s=120, jobs=1, **kw)
+
+
+@pytest.mark.parametrize("path", SPECS, ids=[p.stem for p in SPECS])
+def test_each_pair_reaches_its_expected_verdict(path):
+    expect = tomllib.loads(path.read_text())["expect"]
+    v = verify(load_spec(path), timeout_s=120, jobs=1)
+    assert v.kind == KINDS[expect], v.reasons
+
+
+def test_a_wait_across_ctas_states_the_progress_it_assumes():
+    v = _verify("fixup_acquire")
+    assert v.kind == EQUIVALENT
+    assert any("spin wait" in a and "co-resident" in a for a in v.assumptions), v.assumptions
+    inside = _verify("lanes_handoff")
+    assert inside.kind == EQUIVALENT
+    assert not any("spin wait" in a for a in inside.assumptions), inside.assumptions
+
+
+def test_bugs_are_named():
+    relaxed = _verify("fixup_relaxed")
+    assert relaxed.kind == NOT_EQUIVALENT and "data race" in " ".join(relaxed.reasons)
+    reset = _verify("fixup_reset")
+    assert reset.kind == NOT_EQUIVALENT and "spins forever" in " ".join(reset.reasons)
+
+
+def test_an_undecided_wait_is_inconclusive_without_testing():
+    v = _verify("lanes_uninit", trials=0)
+    assert v.kind == INCONCLUSIVE
+    assert any("spin wait" in r and "more than one store" in r for r in v.reasons), v.reasons
+
+
+def test_without_the_obligations_an_unsafe_wait_would_be_proved(monkeypatch):
+    """The obligations are what stops the uninitialized flags (without them and without
+    testing, keq would call the pair equivalent: wrongly)."""
+    monkeypatch.setattr(SpinHandoffs, "obligations", lambda self, events: [])
+    assert _verify("lanes_uninit", trials=0).kind == EQUIVALENT
+
+
+def test_without_the_handoff_the_data_pair_stays_undecided(monkeypatch):
+    monkeypatch.setattr(SpinHandoffs, "ordered", lambda self, w, r, fences, events: None)
+    v = _verify("fixup_acquire")
+    assert v.kind == INCONCLUSIVE
+    assert any("may race" in r for r in v.reasons), v.reasons

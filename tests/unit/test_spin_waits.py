@@ -1,0 +1,80 @@
+"""Which loops are spin waits (semantics/machine/spin_waits.py): a block of one strong load of
+a loop-invariant address, one integer setp of the loaded value and a branch on it (plus a
+nanosleep), whose registers are dead after it; anything more is an ordinary loop."""
+
+from __future__ import annotations
+
+import pytest
+
+from semantics.machine.kernel import prepare
+from semantics.machine.spin_waits import spin_waits
+from semantics.ptx.parser import parse_ptx
+
+HEAD = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+    .reg .pred %p<4>;
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [p];
+    cvta.to.global.u64 %rd2, %rd1;
+"""
+
+
+def _waits(body: str) -> dict:
+    return spin_waits(prepare(parse_ptx(HEAD + body + "\n}\n"), "k"))
+
+
+WAIT = """
+$L_spin:
+    ld.volatile.global.u32 %r1, [%rd2];
+    setp.eq.s32 %p1, %r1, 0;
+    @%p1 bra $L_spin;
+    st.global.u32 [%rd2+4], 7;
+    ret;"""
+
+
+def test_the_plain_wait_is_one():
+    (w,) = _waits(WAIT).values()
+    assert (w.cmp, w.exit_when) == ("eq", False)
+    assert w.exits(0, 0) is False and w.exits(5, 0) is True
+
+
+def test_a_peeled_test_and_a_backoff_are_waits_with_one_continuation():
+    waits = _waits("""
+$L_first:
+    ld.acquire.gpu.b32 %r1, [%rd2];
+    setp.gt.s32 %p1, %r1, 0;
+    @%p1 bra $L_go;
+$L_spin:
+    mov.u32 %r2, 20;
+    nanosleep.u32 %r2;
+    ld.acquire.gpu.b32 %r3, [%rd2];
+    setp.lt.s32 %p2, %r3, 1;
+    @%p2 bra $L_spin;
+$L_go:
+    ret;""")
+    peeled, loop = sorted(waits.values(), key=lambda w: w.load)
+    assert peeled.continuation == loop.continuation
+    assert peeled.exits(1, 0) is True and peeled.exits(0, 0) is False
+    assert loop.exits(1, 1) is True and loop.exits(0, 1) is False
+
+
+@pytest.mark.parametrize("change", [
+    # the loaded value is used after the wait: which store ended it shows
+    ("st.global.u32 [%rd2+4], 7;", "st.global.u32 [%rd2+4], %r1;"),
+    # a weak load: no wait (its value need not change)
+    ("ld.volatile.global.u32", "ld.global.u32"),
+    # a store in the loop
+    ("setp.eq.s32 %p1, %r1, 0;", "setp.eq.s32 %p1, %r1, 0;\n    st.global.u32 [%rd2+8], 1;"),
+    # a counter: each pass changes state
+    ("setp.eq.s32 %p1, %r1, 0;", "setp.eq.s32 %p1, %r1, 0;\n    add.s32 %r5, %r5, 1;"),
+    # a predicate that combines another
+    ("setp.eq.s32 %p1, %r1, 0;", "setp.eq.and.s32 %p1, %r1, 0, %p3;"),
+])
+def test_anything_more_is_an_ordinary_loop(change):
+    old, new = change
+    assert old in WAIT
+    assert _waits(WAIT.replace(old, new)) == {}
