@@ -56,7 +56,7 @@ class ConcretePort:
         if self.races is not None:
             self.races.fence(x, lanes)
 
-    def warp_sync(self, x, lanes: np.ndarray) -> None:
+    def warp_sync(self, x, lanes: np.ndarray, whole_warp: bool) -> None:
         if self.races is not None:
             self.races.warp_sync(x, lanes)
 

@@ -732,7 +732,7 @@ class Executor:
             self.warp_epoch[lanes] += 1
         hook = getattr(self.port, "warp_sync", None)
         if hook is not None:
-            hook(self, lanes)
+            hook(self, lanes, whole_warp)
 
     # -- effects, barriers -----------------------------------------------------------------
     def effect(self, kind: str, what: str, cond=None) -> None:

@@ -653,6 +653,12 @@ class SymbolicPort:
         if self.races is not None:
             self.races.fence(x)
 
+    def warp_sync(self, x, lanes, whole_warp: bool) -> None:
+        """`bar.warp.sync` by one group of a warp's lanes: the race log orders their accesses
+        (a whole warp's through the executor's warp epochs)."""
+        if self.races is not None and not whole_warp:
+            self.races.warp_group(x, lanes)
+
     def complete_async(self, x, serial: int, lanes) -> None:
         """A `cp.async` completes for `lanes` (`semantics.machine.async_copies`)."""
         if self.races is not None:

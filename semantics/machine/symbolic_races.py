@@ -5,9 +5,10 @@ The rule is the concrete detector's (`semantics.machine.races`): two accesses to
 shared or global memory conflict when they come from different threads, at least one writes,
 and they are in the same barrier interval of one CTA or in different CTAs; two threads of one
 warp are also ordered by a `bar.warp.sync` the whole warp runs between their accesses (a
-warp interval; one that part of the warp runs orders nothing here, more races, never fewer). Lockstep execution
-visits every access of every lane (under symbolic conditions when control depends on symbolic
-values), so the log holds every access any allowed input or launch shape makes; `pairs()`
+warp interval), or one run by a group of the warp both belong to (`warp_group`: half-warp
+tiles; order through chains of groups is not followed: more races, never fewer). Lockstep
+execution visits every access of every lane (under symbolic conditions when control depends
+on symbolic values), so the log holds every access any allowed input or launch shape makes; `pairs()`
 turns the conflicting ones into conditions a solver must refute, each of one kind:
 - "race": not morally strong relative to each other (PTX memory model,
   `semantics.machine.memory_model`); two stores of the same term by lanes of one execution of
@@ -36,7 +37,7 @@ from semantics.machine.memory_model import (Strength, cta_scoped_fence,
                                              non_coherent, strength)
 from semantics.machine.spin_waits import spin_waits
 from semantics.machine.symbolic_handoffs import Handoffs
-from semantics.machine.symbolic_spins import SpinHandoffs, SpinRead
+from semantics.machine.symbolic_spins import SpinHandoffs, spin_read
 
 
 class Conjunction(NamedTuple):
@@ -120,6 +121,8 @@ class SymbolicRaceLog:
         self.spins = SpinHandoffs(threads_per_cta, condition_term)
         # per `cp.async` serial: where its accesses are logged (place, index, lane)
         self.flights: dict[int, list[tuple[tuple, int, int]]] = {}
+        # `bar.warp.sync`s by part of a warp, per (CTA, warp): (step, their threads)
+        self.warp_groups: dict[tuple[int, int], list[tuple[int, frozenset[int]]]] = {}
 
     def access(self, x, region: str, flat, nbytes: int, lanes, kind: str, conds: list,
                values: list | None = None) -> None:
@@ -150,8 +153,8 @@ class SymbolicRaceLog:
                 facts = per_lane[lane] = self._lane_facts(x, region, lane)
             tid, key_region, epoch, name, passed, wepoch = facts
             f = where[j]
-            spin = None if wait is None else self._spin_read(x, wait, bounds[lane], region,
-                                                             (key_region, f, nbytes))
+            spin = None if wait is None else spin_read(x, wait, bounds[lane], region,
+                                                       (key_region, f, nbytes))
             acc = _new(_Access, (tid, epoch, kind,
                                  True if isinstance(c, (bool, np.bool_)) else c, loc, name,
                                  None if values is None else values[j], self.steps, passed, f,
@@ -164,21 +167,6 @@ class SymbolicRaceLog:
                 self.flights.setdefault(serial, []).append(((key_region, f, nbytes),
                                                             len(place), lane))
             place.append(acc)
-
-    @staticmethod
-    def _spin_read(x, wait, bound, region: str, place: tuple) -> SpinRead:
-        """A lane's read at a spin wait (`semantics.machine.symbolic_spins`); one in global
-        memory of a launch with several CTAs assumes they make progress (a `progress`
-        effect, printed in the claim)."""
-        initial = None
-        if region == "global":
-            initial = x.port.initial_word(place[1], place[2])
-            if len(x.geom.ctas) > 1:
-                x.effect("progress", f"the spin wait at {x.ins.loc} ends once the store it "
-                         f"waits for is made: the CTA that makes it runs (co-resident with "
-                         f"the waiting one, or launched before it)")
-        return SpinRead(wait, bound, initial,
-                        x.form.has("acquire") or x.form.has("acq_rel"), place)
 
     def fence(self, x) -> None:
         """A `fence`/`membar` by the lanes that may run it (with their conditions)."""
@@ -194,6 +182,26 @@ class SymbolicRaceLog:
         self.handoffs.contending(self.steps, [int(x.global_tid[lane]) for lane in lanes],
                                  conds, keys, strength(x.form).scope == "cta",
                                  x.form.opcode == "atom")
+
+    def warp_group(self, x, lanes) -> None:
+        """`bar.warp.sync` by `lanes`, part of one warp, each naming all of them: their
+        accesses before it are ordered before their accesses after it."""
+        tids = frozenset(int(x.global_tid[lane]) for lane in np.asarray(lanes).tolist())
+        self.warp_groups.setdefault(self._warp_of(next(iter(tids))), []).append(
+            (self.steps, tids))
+
+    def _warp_of(self, tid: int) -> tuple[int, int]:
+        return tid // self.t, (tid % self.t) // 32
+
+    def _group_synced(self, a: _Access, b: _Access) -> bool:
+        """Did a `bar.warp.sync` of part of their warp that both threads took part in run
+        between `a` and `b`?"""
+        groups = self.warp_groups.get(self._warp_of(a.tid))
+        if not groups or self._warp_of(b.tid) != self._warp_of(a.tid):
+            return False
+        lo, hi = sorted((a.step, b.step))
+        return any(lo <= step < hi and a.tid in tids and b.tid in tids
+                   for step, tids in groups)
 
     def complete(self, x, serial: int, lanes) -> None:
         """The copy `serial` completes for `lanes` here: its accesses end at this step, in
@@ -243,6 +251,8 @@ class SymbolicRaceLog:
             return None
         if a.tid // 32 == b.tid // 32 and a.wepoch != b.wepoch and self.t % 32 == 0:
             return None           # (a whole-warp bar.warp.sync between: ordered)
+        if self.warp_groups and self._group_synced(a, b):
+            return None           # (a bar.warp.sync of part of the warp, both in it)
         if morally_strong(Strength(a.strong, "cta" if a.cta_scope else "gpu"),
                           Strength(b.strong, "cta" if b.cta_scope else "gpu"),
                           a.tid // self.t == b.tid // self.t,

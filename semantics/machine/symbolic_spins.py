@@ -46,6 +46,20 @@ class SpinRead(NamedTuple):
     place: tuple        # the race log's key of the flag's bytes
 
 
+def spin_read(x, wait: SpinWait, bound, region: str, place: tuple) -> SpinRead:
+    """A lane's read at a spin wait (`x`: the executor running it); one in global memory of a
+    launch with several CTAs assumes they make progress (a `progress` effect, printed in the
+    claim)."""
+    initial = None
+    if region == "global":
+        initial = x.port.initial_word(place[1], place[2])
+        if len(x.geom.ctas) > 1:
+            x.effect("progress", f"the spin wait at {x.ins.loc} ends once the store it waits "
+                     f"for is made: the CTA that makes it runs (co-resident with the waiting "
+                     f"one, or launched before it)")
+    return SpinRead(wait, bound, initial, x.form.has("acquire") or x.form.has("acq_rel"), place)
+
+
 _INIT = None           # the initial contents, as a source
 
 
@@ -220,4 +234,4 @@ class SpinHandoffs:
         return (cond, cta_scope) if covered else None
 
 
-__all__ = ["SpinHandoffs", "SpinRead"]
+__all__ = ["SpinHandoffs", "SpinRead", "spin_read"]

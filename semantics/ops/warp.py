@@ -277,17 +277,26 @@ def _fence(x) -> None:
 def _warp_sync(x) -> None:
     """bar.warp.sync: keq's lockstep keeps every warp converged between instructions; a
     membermask that leaves the executing lane out is undefined behaviour. It orders memory
-    among the threads that take part (PTX ISA 9.7.13.2): per warp, the executing lanes, when
-    each one's membermask names all of them (else no ordering: more races, never fewer)."""
+    among the threads that take part (PTX ISA 9.7.13.2: each waits for the threads its
+    membermask names, which run `bar.warp.sync` with the same membermask): per warp, the
+    executing lanes that give one membermask form a group when that membermask names all of
+    them and no executing lane that gives another one (half-warp tiles sync as two groups;
+    anything else orders nothing: more races, never fewer)."""
     member_mask, _ = _membership(x, 0, "bar.warp.sync")
     executing = _certain_array(x.mask) & ~_maybe_exited(x)
     gone = _certain_array(x._threads_exited())
     for base in np.unique(x.warp_base[executing]).tolist():
         warp = x.warp_base == base
         lanes = np.flatnonzero(executing & warp)
-        bits = int(np.bitwise_or.reduce(np.left_shift(1, x.lane_in_cta[lanes] % 32)))
-        if all((int(member_mask[i]) & bits) == bits for i in lanes.tolist()):
-            x.warp_sync(lanes, whole_warp=bool((executing | gone)[warp].all()))
+        masks = np.array([int(member_mask[i]) & 0xFFFFFFFF for i in lanes.tolist()], np.int64)
+        bit = np.left_shift(np.int64(1), x.lane_in_cta[lanes] % 32)
+        for m in np.unique(masks).tolist():
+            group = masks == m
+            bits = int(np.bitwise_or.reduce(bit[group]))
+            named = (bit & m) != 0
+            if (m & bits) == bits and not (named & ~group).any():
+                whole = bool(group.all() and (executing | gone)[warp].all())
+                x.warp_sync(lanes[group], whole_warp=whole)
 
 
 @register("shfl")

@@ -196,8 +196,15 @@ def test_bar_warp_sync_orders_nothing_across_warps():
     assert any(e.kind == "race" for e in res.effects)
 
 
-@pytest.mark.parametrize("name,expect", [("synced", "equivalent"), ("nosync", "not-equivalent")])
-def test_the_symbolic_race_log_orders_a_warp_through_a_whole_warp_bar_warp_sync(name, expect):
+@pytest.mark.parametrize("name,expect", [
+    ("synced", "equivalent"), ("nosync", "not-equivalent"),
+    # half-warp tiles (tiled_partition<16>): two groups, each naming its half; reading the
+    # other half races. The tiles were refuted with a race before groups (a wrong verdict).
+    ("tiles16", "equivalent"), ("tiles16_across", "not-equivalent"),
+    # the lower half alone, __syncwarp(0xffff) under a divergent branch
+    ("lower16", "equivalent"),
+])
+def test_the_symbolic_race_log_orders_a_warp_through_bar_warp_sync(name, expect):
     # Over 256 launch shapes (the symbolic race log, testing off): with __syncwarp() the
     # shared-memory rotation is race free and equal to the global one; without it, a race.
     from verifier.api import load_pair, verify
@@ -207,3 +214,24 @@ def test_the_symbolic_race_log_orders_a_warp_through_a_whole_warp_bar_warp_sync(
     assert v.kind == expect, v.reasons
     if expect == "equivalent":
         assert any(s.name == "races" and "no two conflict" in s.detail for s in v.stages)
+
+
+@pytest.mark.parametrize("kernel,races", [("rotate16_tiles", False),
+                                          ("rotate16_tiles_across", True)])
+def test_the_emulator_orders_each_half_warp_tile_through_its_own_membermask(kernel, races):
+    from pathlib import Path
+    from semantics.ptx import parse_ptx_file
+    ptx = Path(__file__).resolve().parents[1] / "data" / "warp_sync" / "rotate.ptx"
+    x = np.arange(64, dtype=np.int32)
+    res = run_kernel(parse_ptx_file(ptx), kernel, grid=1, block=64,
+                     args=[x, np.zeros(64, dtype=np.int32), np.int32(64)], detect_races=True)
+    assert any(e.kind == "race" for e in res.effects) == races
+
+
+def test_without_warp_groups_the_tiles_would_race(monkeypatch):
+    from pathlib import Path
+    from semantics.machine.symbolic_races import SymbolicRaceLog
+    from verifier.api import load_pair, verify
+    monkeypatch.setattr(SymbolicRaceLog, "_group_synced", lambda self, a, b: False)
+    spec = Path(__file__).resolve().parents[1] / "data" / "warp_sync" / "tiles16.toml"
+    assert verify(load_pair(spec), trials=0, timeout_s=60).kind != "equivalent"
