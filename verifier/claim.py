@@ -64,6 +64,18 @@ def assignments(spec: PairSpec, fixed: dict[str, int], limit: int) -> tuple[list
     return out, ""
 
 
+def _one_element_value(p: ParamSpec) -> int | None:
+    """The one value a scratch or inout buffer's `range = [c, c]` allows its elements, or
+    None (in and out buffers keep their terms: indexed buffers name elements by them)."""
+    if p.elements is None or p.access not in ("scratch", "inout"):
+        return None
+    lo, hi = p.elements
+    if lo.names or hi.names:
+        return None
+    a, b = lo.eval({}), hi.eval({})
+    return a if a == b else None
+
+
 def symbolic_inputs(spec: PairSpec, env: dict[str, int],
                      lengths: dict[str, int] | None = None):
     """Shared symbolic inputs: one fresh variable per buffer element and per free scalar.
@@ -75,6 +87,11 @@ def symbolic_inputs(spec: PairSpec, env: dict[str, int],
         bits = type_bits(p.type)
         if p.is_buffer:
             n = lengths[p.name] if lengths is not None else p.length_of(env)
+            fixed = _one_element_value(p)
+            if fixed is not None:
+                # (a zeroed semaphore: a known constant, so a wait on it has concrete control)
+                values[p.name] = SymBuffer(bits, (fixed & ((1 << bits) - 1),) * n)
+                continue
             elems = []
             for i in range(n):
                 name = f"{p.name}[{i}]"     # (as z3 prints it: a param name is an identifier)

@@ -557,6 +557,7 @@ class Executor:
         # update with no old value read cannot show its order (`symbolic_races`)
         self.atomic_class = getattr(update, "op", "*") \
             if self.atomic_unread and getattr(update, "order_free", False) else "*"
+        self.atomic_update = update
         return self.port.atomic(self, space, addr, nbytes, update,
                                 self.mask if mask is None else mask)
 

@@ -50,6 +50,25 @@ class SpinWait:
     bound: Reg | IntImm
     exit_when: bool        # control goes on when the comparison is this
 
+    @property
+    def signed_order(self) -> bool:
+        """Is the comparison's order the signed one (`lo/ls/hi/hs` are unsigned whatever the
+        type; equality takes the type's)?"""
+        return self.cmp not in ("lo", "ls", "hi", "hs") and self.type.is_signed
+
+    def none_between(self, lo: Any, hi: Any, bound: Any) -> Any:
+        """Does no value from `lo` to `hi` (in the comparison's order, `lo <= hi`) end the
+        wait? Every comparison but equality is monotone there, or (`!=`) true at all points
+        but one, so its two ends decide it; equality also needs the bound outside."""
+        d = _ONE_LANE
+        out = d.pand(d.pnot([self.exits(lo, bound)]), d.pnot([self.exits(hi, bound)]))
+        if (self.cmp == "eq") == self.exit_when and self.cmp in ("eq", "ne"):
+            bits, signed = self.type.bits, self.signed_order
+            inside = d.pand(int_compare(d, "lt", [lo], [bound], bits, signed),
+                            int_compare(d, "lt", [bound], [hi], bits, signed))
+            out = d.pand(out, d.pnot(inside))
+        return out[0]
+
     def exits(self, value: Any, bound: Any) -> Any:
         """Does a read of `value` end the wait (True, False or a z3 Bool), with the bound
         operand's value `bound` in the waiting lane? The `setp` semantics decide it."""

@@ -37,7 +37,7 @@ from semantics.machine.memory_model import (Strength, cta_scoped_fence,
                                              non_coherent, strength)
 from semantics.machine.spin_waits import spin_waits
 from semantics.machine.symbolic_handoffs import Handoffs
-from semantics.machine.symbolic_spins import SpinHandoffs, spin_read
+from semantics.machine.symbolic_spins import SpinHandoffs, increment, spin_read
 
 
 class Conjunction(NamedTuple):
@@ -65,7 +65,8 @@ class _Access(NamedTuple):
     cond: Any            # True, a z3 Bool or a `Conjunction`
     loc: Any
     lane_name: str
-    value: Any = None    # for writes: the stored word (int or term)
+    value: Any = None    # writes: the stored word (int or term); atomics: a counter's
+    #                      increment (an integer `add` of a positive constant), else None
     step: int = 0        # which dynamic access (one call of `access`: one instruction, once)
     passed: int = 0      # how many possible (symbolic) barriers its CTA had passed
     at: int = 0          # its first byte (an offset in its region) ...
@@ -141,7 +142,9 @@ class SymbolicRaceLog:
         order = getattr(x, "atomic_class", "*") if kind == "a" else ""
         serial = getattr(x, "async_copy", None)
         flight = (-1, 0, 0, 0) if serial is None else (IN_FLIGHT,) * 4
-        release = kind == "w" and (x.form.has("release") or x.form.has("acq_rel"))
+        release = kind in ("w", "a") and (x.form.has("release") or x.form.has("acq_rel"))
+        if kind == "a":
+            values = [increment(x, lane) for lane in np.asarray(lanes).tolist()]
         wait = spin_waits(x.k).get(x.instr_index) if kind == "r" and power.strong else None
         bounds = None if wait is None else x.read(wait.bound, wait.type)
         for j, lane in enumerate(np.asarray(lanes).tolist()):
@@ -460,8 +463,10 @@ class SymbolicRaceLog:
 
 
 def _spin_and_store(a: _Access, b: _Access) -> bool:
-    """A read at a spin wait and a store (the wait's obligations decide their order)."""
-    return (a.spin is not None and b.kind == "w") or (b.spin is not None and a.kind == "w")
+    """A read at a spin wait and a store or atomic (the wait's obligations decide their
+    order)."""
+    return (a.spin is not None and b.kind in ("w", "a")) or \
+        (b.spin is not None and a.kind in ("w", "a"))
 
 
 def _end(a: _Access, start: int, until: int) -> int:

@@ -16,7 +16,9 @@ later in the flag's coherence order and hide a: the wait could miss a). A decide
 in every schedule, by reading the one source that ends it, which is also the last store to
 the flag before it ends; so the registers after it are the same (its own are dead there,
 `spin_waits`), its strong accesses' order cannot show, and P's store orders the handoff.
-`obligations` are the conditions under which a wait is not decided (the verifier must refute
+A flag that atomic adds change is a counter instead (`semantics.machine.spin_counters`): its
+own rules decide the wait and which arrivals it orders. `obligations` are the conditions under
+which a wait is not decided (the verifier must refute
 them, else the claim is Inconclusive, named); `ordered` the handoff's condition for a pair
 of accesses.
 
@@ -33,6 +35,7 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 import z3
 
+from semantics.machine import spin_counters
 from semantics.machine.spin_waits import SpinWait
 
 
@@ -44,6 +47,19 @@ class SpinRead(NamedTuple):
     initial: Any        # the flag's contents at launch, or None: unspecified (shared memory)
     acquire: bool       # an `ld.acquire` (else a fence after it acquires)
     place: tuple        # the race log's key of the flag's bytes
+
+
+def increment(x, lane: int) -> int | None:
+    """The increment of the atomic `x` runs, in `lane`, when it is an integer add of a positive
+    constant (a counter's: `spin_counters`), else None."""
+    update = getattr(x, "atomic_update", None)
+    if getattr(update, "op", None) != "add" or getattr(update, "float_add", True):
+        return None
+    v = update.operand[lane]
+    bits = x.form.type.bits
+    if not _concrete(v) or not 0 < int(v) < 1 << (bits - 1):
+        return None
+    return int(v)
 
 
 def spin_read(x, wait: SpinWait, bound, region: str, place: tuple) -> SpinRead:
@@ -102,6 +118,7 @@ class SpinHandoffs:
         self.t = threads_per_cta
         self.term = term                   # a logged condition as a term
         self.reads: list = []              # logged accesses with their `.spin`
+        self.counters: dict[int, Any] = {}     # per spin read (id): its counter, or None
 
     def read(self, acc) -> None:
         self.reads.append(acc)
@@ -116,6 +133,9 @@ class SpinHandoffs:
         out = []
         for loc, conds in by_site.items():
             c = _or(conds)
+            if isinstance(c, z3.ExprRef):
+                c = z3.simplify(c)
+                c = True if z3.is_true(c) else False if z3.is_false(c) else c
             if c is not False:
                 out.append((f"the spin wait at {loc} may end on a value more than one store "
                             f"of its flag gives, or on one a later store may hide (which one "
@@ -128,8 +148,10 @@ class SpinHandoffs:
         if any(k[0] == region and k != place and k[1] < place[1] + place[2]
                and place[1] < k[1] + k[2] for k in events):
             return self.term(r.cond)         # (stores to part of the flag: not decided here)
-        sources = [a for a in events.get(place, ()) if a.kind in ("w", "a")
-                   and a is not r and not self._before(r, a)]
+        sources = self._sources(r, events)
+        if any(a.kind == "a" for a in sources):
+            c = self._counter(r, events)
+            return self.term(r.cond) if c is None else spin_counters.undecided(c, r, self.term)
         before_r = [a for a in sources if self._before(a, r)]
         init_cond = _and(*[_not(self.term(a.cond)) for a in before_r])
         ends = {}
@@ -150,6 +172,18 @@ class SpinHandoffs:
                 others.append(_and(cb, hides))
             bad.append(_and(first, _or(others)))
         return _and(self.term(r.cond), _or(bad))
+
+    def _sources(self, r, events: dict) -> list:
+        """The logged stores and atomics of `r`'s flag that do not happen after it."""
+        return [a for a in events.get(r.spin.place, ()) if a.kind in ("w", "a")
+                and a is not r and not self._before(r, a)]
+
+    def _counter(self, r, events: dict):
+        key = id(r)
+        if key not in self.counters:
+            self.counters[key] = spin_counters.counter_of(r, self._sources(r, events),
+                                                          self._before, self.term)
+        return self.counters[key]
 
     def _ends(self, r, source):
         """Does reading `source` end `r`'s wait (True, False or a term)?"""
@@ -187,8 +221,8 @@ class SpinHandoffs:
             if acquire is None:
                 continue
             for store in events.get(spin.spin.place, ()):
-                if store.kind != "w" or not store.strong or store.tid == spin.tid or \
-                        store.value is None:
+                if store.kind not in ("w", "a") or not store.strong or store.tid == spin.tid \
+                        or store.value is None:
                     continue
                 across = store.tid // self.t != spin.tid // self.t
                 if across and (store.cta_scope or spin.cta_scope or acquire[1]):
@@ -196,8 +230,15 @@ class SpinHandoffs:
                 release = self._release(store, w, fences, across)
                 if release is None:
                     continue
-                out.append(_and(self.term(spin.cond), self.term(store.cond),
-                                self._ends(spin, store), release, acquire[0]))
+                if store.kind == "w":
+                    reads_it = self._ends(spin, store)
+                else:
+                    c = self._counter(spin, events)
+                    if c is None:
+                        continue
+                    reads_it = spin_counters.precedes(c, spin, store, self.term)
+                out.append(_and(self.term(spin.cond), self.term(store.cond), reads_it,
+                                release, acquire[0]))
         c = _or(out)
         return None if c is False else c
 
@@ -234,4 +275,4 @@ class SpinHandoffs:
         return (cond, cta_scope) if covered else None
 
 
-__all__ = ["SpinHandoffs", "SpinRead", "spin_read"]
+__all__ = ["SpinHandoffs", "SpinRead", "increment", "spin_read"]

@@ -136,6 +136,7 @@ def atom_update(x, op: str, t: PtxType, b, c):
     update.order_free = fmt is None and op in ("add", "and", "or", "xor", "min", "max")
     update.float_add = fmt is not None and op == "add"      # order-free as real numbers
     update.op = op
+    update.operand = b          # per lane (a counter's increment: `symbolic_spins`)
     return update
 
 
@@ -158,7 +159,7 @@ def _atomic(has_dest: bool):
 def _resolve_atomic(has_dest: bool):
     def resolve(form):
         ops = [f for f in form.flags if f in _ATOM_OPS]
-        rest = form.flags - set(ops) - {"noftz"}
+        rest = form.flags - set(ops) - {"noftz", "acq_rel"}     # (atomics only: .acq_rel)
         if len(ops) != 1 or not rest <= _QUALIFIERS or form.space not in ("global", "shared", None):
             return None
         if form.vec != 1 or len(form.types) != 1:

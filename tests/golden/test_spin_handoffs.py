@@ -68,3 +68,23 @@ def test_without_the_handoff_the_data_pair_stays_undecided(monkeypatch):
     v = _verify("fixup_acquire")
     assert v.kind == INCONCLUSIVE
     assert any("may race" in r for r in v.reasons), v.reasons
+
+
+def test_a_counter_wait_that_may_hang_is_inconclusive_without_testing():
+    # three arrivals awaited where two come: the symbolic run itself shows the wait cannot
+    # end (the emulator refutes it with the hang when testing is on)
+    v = _verify("arrive_count_three", trials=0)
+    assert v.kind in (INCONCLUSIVE, NOT_EQUIVALENT)
+    assert v.kind == INCONCLUSIVE or "spins forever" in " ".join(v.reasons)
+    assert _verify("arrive_count_three").kind == NOT_EQUIVALENT
+
+
+def test_each_arrival_must_precede_the_value_that_ends_the_wait(monkeypatch):
+    """Without `precedes` (the arrivals each needed to reach the bound) the shares are not
+    ordered before the reads; with a wait for one arrival of two they are not, and the
+    pair is not proved."""
+    from semantics.machine import spin_counters
+    assert _verify("arrive_count", trials=0).kind == EQUIVALENT
+    assert _verify("arrive_count_one", trials=0).kind == INCONCLUSIVE
+    monkeypatch.setattr(spin_counters, "precedes", lambda c, r, add, term: False)
+    assert _verify("arrive_count", trials=0).kind == INCONCLUSIVE

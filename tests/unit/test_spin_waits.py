@@ -4,10 +4,15 @@ nanosleep), whose registers are dead after it; anything more is an ordinary loop
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import pytest
+import z3
 
 from semantics.machine.kernel import prepare
+from semantics.machine.spin_counters import counter_of, precedes, undecided
 from semantics.machine.spin_waits import spin_waits
+from semantics.machine.symbolic_spins import SpinRead
 from semantics.ptx.parser import parse_ptx
 
 HEAD = """.version 8.0
@@ -78,3 +83,59 @@ def test_anything_more_is_an_ordinary_loop(change):
     old, new = change
     assert old in WAIT
     assert _waits(WAIT.replace(old, new)) == {}
+
+
+# -- counters (semantics/machine/spin_counters.py), on logged accesses made by hand ---------
+
+class _Acc(NamedTuple):
+    kind: str
+    tid: int
+    step: int
+    value: object = None
+    cond: object = True
+    epoch: int = 0
+    spin: object = None
+
+
+def _counter_wait(loop: str, bound: int, adds: int, initial=0):
+    """A read at a wait `while (flag <loop> bound)` and `adds` arrivals of 1 by other CTAs."""
+    src = WAIT.replace("setp.eq.s32 %p1, %r1, 0;", f"setp.{loop}.s32 %p1, %r1, {bound};")
+    (wait,) = _waits(src).values()
+    read = _Acc("r", 0, 10, spin=SpinRead(wait, bound, initial, True, ("global", 0, 4)))
+    arrivals = [_Acc("a", 64 * (k + 1), k + 1, value=1) for k in range(adds)]
+    c = counter_of(read, arrivals, lambda a, b: False, lambda c: c)
+    return c, read, arrivals
+
+
+def _holds(c) -> bool:
+    s = z3.Solver()
+    s.add(c)
+    return s.check() == z3.sat
+
+
+@pytest.mark.parametrize("loop,bound,adds,ends", [
+    ("lt", 2, 2, True),        # wait for 2 of 2 arrivals: ends
+    ("lt", 3, 2, False),       # 3 of 2: never
+    ("ne", 2, 2, True),        # == 2 after 2 arrivals: ends (2 is the last value)
+    ("ne", 2, 3, False),       # == 2 with 3 arrivals: the value may pass 2 unseen
+])
+def test_a_counter_wait_ends_when_its_final_value_ends_it(loop, bound, adds, ends):
+    c, read, _ = _counter_wait(loop, bound, adds)
+    assert _holds(undecided(c, read, lambda x: x)) != ends
+
+
+@pytest.mark.parametrize("loop,bound,ordered", [
+    ("lt", 2, True),           # every arrival is needed to reach 2
+    ("lt", 1, False),          # one arrival of two ends it: neither is needed
+    ("ne", 2, True),
+])
+def test_an_arrival_precedes_the_end_when_no_value_without_it_ends_the_wait(loop, bound,
+                                                                           ordered):
+    c, read, arrivals = _counter_wait(loop, bound, 2)
+    assert all(_holds(z3.Not(precedes(c, read, a, lambda x: x))) != ordered
+               for a in arrivals)
+
+
+def test_an_unspecified_start_leaves_a_counter_undecided():
+    c, read, _ = _counter_wait("lt", 2, 2, initial=None)
+    assert _holds(undecided(c, read, lambda x: x))

@@ -195,3 +195,102 @@ extern "C" __global__ void triple_one(const int* x, int* out, int n)
     if (t < n)
         out[t] = 3 * x[t];
 }
+
+// Counters: arrivals with an atomic add (release), waited for until they reach a bound.
+// Reference: out[t] = 3 x[t] by CTA 2.
+extern "C" __global__ void triple_last(const int* x, int* part, int* flag, int* out, int n)
+{
+    int t = threadIdx.x;
+    if (blockIdx.x == 2 && t < n)
+        out[t] = 3 * x[t];
+}
+
+// Stream-K style: CTAs 0 and 1 each write their share and arrive (fetch_add, release); CTA 2
+// waits until both have arrived, then sums the shares.
+extern "C" __global__ void arrive_count(const int* x, int* part, int* flag, int* out, int n)
+{
+    cuda::atomic_ref<int, cuda::thread_scope_device> f(*flag);
+    int t = threadIdx.x;
+    if (blockIdx.x < 2) {
+        if (t < n)
+            part[blockIdx.x * 64 + t] = (blockIdx.x + 1) * x[t];
+        __syncthreads();
+        if (t == 0)
+            f.fetch_add(1, cuda::memory_order_release);
+    } else {
+        if (t == 0)
+            while (f.load(cuda::memory_order_acquire) != 2) {
+            }
+        __syncthreads();
+        if (t < n)
+            out[t] = part[t] + part[64 + t];
+    }
+}
+
+// Bug: CTA 2 waits for one arrival only; the other share may not be written yet.
+extern "C" __global__ void arrive_count_one(const int* x, int* part, int* flag, int* out, int n)
+{
+    cuda::atomic_ref<int, cuda::thread_scope_device> f(*flag);
+    int t = threadIdx.x;
+    if (blockIdx.x < 2) {
+        if (t < n)
+            part[blockIdx.x * 64 + t] = (blockIdx.x + 1) * x[t];
+        __syncthreads();
+        if (t == 0)
+            f.fetch_add(1, cuda::memory_order_release);
+    } else {
+        if (t == 0)
+            while (f.load(cuda::memory_order_acquire) < 1) {
+            }
+        __syncthreads();
+        if (t < n)
+            out[t] = part[t] + part[64 + t];
+    }
+}
+
+// Bug: waits for three arrivals where two come: it never ends.
+extern "C" __global__ void arrive_count_three(const int* x, int* part, int* flag, int* out, int n)
+{
+    cuda::atomic_ref<int, cuda::thread_scope_device> f(*flag);
+    int t = threadIdx.x;
+    if (blockIdx.x < 2) {
+        if (t < n)
+            part[blockIdx.x * 64 + t] = (blockIdx.x + 1) * x[t];
+        __syncthreads();
+        if (t == 0)
+            f.fetch_add(1, cuda::memory_order_release);
+    } else {
+        if (t == 0)
+            while (f.load(cuda::memory_order_acquire) < 3) {
+            }
+        __syncthreads();
+        if (t < n)
+            out[t] = part[t] + part[64 + t];
+    }
+}
+
+// A software grid barrier: every CTA writes its share, arrives (acq_rel) and waits for all,
+// then reads the other CTA's share. Reference: `triple_each`.
+extern "C" __global__ void grid_barrier(const int* x, int* part, int* flag, int* out, int n)
+{
+    cuda::atomic_ref<int, cuda::thread_scope_device> f(*flag);
+    int t = threadIdx.x, b = blockIdx.x;
+    if (t < n)
+        part[b * 64 + t] = (b + 1) * x[t];
+    __syncthreads();
+    if (t == 0) {
+        f.fetch_add(1, cuda::memory_order_acq_rel);
+        while (f.load(cuda::memory_order_acquire) < (int)gridDim.x) {
+        }
+    }
+    __syncthreads();
+    if (t < n)
+        out[b * 64 + t] = part[t] + part[64 + t];
+}
+
+extern "C" __global__ void triple_each(const int* x, int* part, int* flag, int* out, int n)
+{
+    int t = threadIdx.x, b = blockIdx.x;
+    if (t < n)
+        out[b * 64 + t] = 3 * x[t];
+}
