@@ -24,6 +24,7 @@ from __future__ import annotations
 import time
 
 from semantics.errors import KeqError
+from semantics.machine.termination import Unscheduled
 from verifier.claim import assignments, claim_text
 from verifier.coverage.base import Coverage, Covered, Scope
 from verifier.coverage.probes import when_undecided
@@ -88,7 +89,12 @@ def verify(spec: PairSpec, *, fixed: dict[str, int] | None = None, timeout_s: fl
             fixed[p.name] = only
     enumerated, why = assignments(spec, fixed, max_shapes)
     scope = Scope(fixed, seed, enumerated, why, progress)
-    covered = _cover(run, scope, strategies(shapes, enumerated, jobs, executor))
+    try:
+        covered = _cover(run, scope, strategies(shapes, enumerated, jobs, executor))
+    except Unscheduled as e:
+        # (the emulator, or a symbolic run, met a wait it cannot schedule: nothing decided)
+        covered = Covered(Verdict(INCONCLUSIVE, claim, (e.message,)), 0,
+                          "no launch shape decided")
     v = covered.verdict
     if v is None:
         kind, reasons, cex = EQUIVALENT, (), None

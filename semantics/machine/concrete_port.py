@@ -16,6 +16,7 @@ class ConcretePort:
         self.track_uninitialized = track_uninitialized
         self.races = races
         self.writes_done = 0          # stores and atomics so far (a spinning loop makes none)
+        self.shared_reads = 0         # loads of memory another thread may write
 
     def write_count(self) -> int:
         return self.writes_done
@@ -72,6 +73,8 @@ class ConcretePort:
         if active.size:
             f = flat[active]
             out[active] = self.mem.gather(arr, f, nbytes)
+            if self.mem.others_may_write(arr, flat, np.asarray(mask, dtype=bool)):
+                self.shared_reads += 1
             self._track(x, arr, f, nbytes, active, "r", addr)
             if init is not None and init is not self.mem.g_init and self.track_uninitialized:
                 ok = init[f[:, None] + np.arange(nbytes)].all(axis=1)

@@ -28,7 +28,8 @@ from semantics.machine import special_registers
 from semantics.machine.async_copies import AsyncCopies
 from semantics.machine.fragments import FragmentTags
 from semantics.machine.system_calls import system_call
-from semantics.machine.termination import LoopWatch, loop_name, sibling, step_budget
+from semantics.machine.termination import (LoopWatch, Parking, Unscheduled, loop_name,
+                                           others_could_run, sibling, step_budget)
 from semantics.machine.kernel import PreparedKernel
 from semantics.machine.memory import SHARED_WINDOW, Trap, UndefinedBehavior
 from semantics.machine.reads_ahead import dead_destinations, mentions_from, opcodes_from
@@ -226,6 +227,7 @@ class Executor:
         self.blocks_seen: set[int] = set()
         self.blocks_entered: set[int] = set()
         self._watch = LoopWatch()
+        self._parking = Parking()
         self.branches_seen: set[tuple[int, bool]] = set()
         # Thread-instructions executed (concrete domain only): each basic-block run adds its
         # length times the lanes that entered it (guarded-off lanes count, as on hardware).
@@ -460,12 +462,18 @@ class Executor:
         when the stack changed."""
         stack = self.stack
         other = sibling(stack, self.d)
+        shared = self._watch.reads_shared(self)
         self._watch.forget(pc, stack[-1])
         if other is not None:
             stack.append(stack.pop(other))     # (it runs to its reconvergence point first)
             return None
+        if self._parking.park(self, mask):
+            return None
         self.mask = mask
         self.ins = self.k.instrs[self.k.cfg.blocks[pc].start]
+        if shared and others_could_run(self, mask):
+            raise Unscheduled(f"{loop_name(self, pc)} waits while other threads that lockstep "
+                              f"execution holds back could change what it reads", self.ins.loc)
         what = f"{loop_name(self, pc)} spins forever: it comes back with the same values " \
                f"and no thread can change what it reads"
         certain = _certain(mask)
@@ -840,7 +848,7 @@ class Executor:
         instrs = k.instrs
         frags = self.fragments
         counting = isinstance(self.exited, np.ndarray)
-        while stack:
+        while stack or self._parking.resume(stack):
             top = stack[-1]
             pc, rpc, mask = top
             if pc == rpc or pc == EXIT:

@@ -206,6 +206,14 @@ class ConcreteMemory:
         name = self._allocs[int(idx[np.flatnonzero(hit)[0]])].name if hit.any() else ""
         return hit, name
 
+    def others_may_write(self, arr: np.ndarray, flat: np.ndarray, lanes: np.ndarray) -> bool:
+        """May another thread change what a load of `flat` (by `lanes`) reads: shared memory,
+        or global memory outside the read-only buffers (local memory is the thread's own)?"""
+        if arr is self.g:
+            return bool(lanes.any()) and not self.written_read_only(arr, flat, lanes)[0][
+                lanes].all()
+        return arr is self.shared or arr.base is self.shared
+
     def buffer(self, name: str) -> np.ndarray:
         for a in self.layout.allocs:
             if a.name == name:

@@ -355,6 +355,7 @@ class SymbolicPort:
         self.init_conds: dict[tuple[int, int], Any] = {}
         self.possible = None
         self.presets: dict[int, tuple[int, Any]] = {}   # global flat offset -> (bytes, word)
+        self.shared_reads = 0          # loads of memory another thread may write
 
     def write_count(self) -> int:
         """Writes so far, every region (a spinning loop makes none)."""
@@ -666,6 +667,9 @@ class SymbolicPort:
 
     def load(self, x, space, addr, nbytes, mask, align=None):
         arr, flat, maybe, init, cond = self._places(x, space, addr, nbytes, mask, align)
+        if self.symbolic_lanes or self.indexed_loaded or \
+                self.mem.others_may_write(arr, flat, maybe):
+            self.shared_reads += 1
         out = [0] * len(addr)
         for lane, v in self.indexed_loaded.items():
             out[lane] = v

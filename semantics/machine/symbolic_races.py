@@ -340,11 +340,12 @@ class SymbolicRaceLog:
         bounded by skipping what cannot conflict (atomic-atomic, read-read) instead."""
         by_site: dict[tuple, tuple[str, dict]] = {}
         checked = 0
+        # (first: deciding the spin waits finds their flags' chains, which the pairs use)
+        out = [RacePair(what, cond, "spin")
+               for what, cond in self.spins.obligations(self.events)]
         for region, logged, mixed in self._overlapping():
             for accs in self._intervals(region, logged):
                 checked = self._pairs_in(region, accs, checked, by_site, mixed)
-        out = [RacePair(what, cond, "spin")
-               for what, cond in self.spins.obligations(self.events)]
         for (_, _, _, _, kind), (what, conds) in by_site.items():
             if True in conds:
                 out.append(RacePair(what, True, kind))
@@ -431,7 +432,8 @@ class SymbolicRaceLog:
             if mixed and (a.at >= b.at + b.nbytes or b.at >= a.at + a.nbytes):
                 continue                      # (different bytes of the group)
             kind = self._conflict(a, b)
-            if kind is None or (kind == "order" and _spin_and_store(a, b)):
+            if kind is None or (kind == "order" and (
+                    _spin_and_store(a, b) or self.spins.fixed_order(a, b, self.events))):
                 continue          # (a spin wait and its flag's stores: `symbolic_spins`)
             site = (a.loc, b.loc, a.kind, b.kind, kind)
             entry = by_site.get(site)

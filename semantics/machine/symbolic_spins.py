@@ -36,6 +36,7 @@ import numpy as np
 import z3
 
 from semantics.machine import spin_counters
+from semantics.machine.spin_chains import Chain, Point, transitively_ordered
 from semantics.machine.spin_waits import SpinWait
 
 
@@ -119,6 +120,8 @@ class SpinHandoffs:
         self.term = term                   # a logged condition as a term
         self.reads: list = []              # logged accesses with their `.spin`
         self.counters: dict[int, Any] = {}     # per spin read (id): its counter, or None
+        self.chains: dict[tuple, Any] = {}     # per flag (place): its `Chain`, or None
+        self.handoffs: list | None = None      # concrete (store, spin, across) handoffs
 
     def read(self, acc) -> None:
         self.reads.append(acc)
@@ -143,11 +146,11 @@ class SpinHandoffs:
         return out
 
     def _undecided(self, r, events: dict):
-        place = r.spin.place
-        region = place[0]
-        if any(k[0] == region and k != place and k[1] < place[1] + place[2]
-               and place[1] < k[1] + k[2] for k in events):
+        if self._overlapped(r.spin.place, events):
             return self.term(r.cond)         # (stores to part of the flag: not decided here)
+        chain = self._chain(r.spin.place, events)
+        if chain is not None:
+            return chain.undecided(r)
         sources = self._sources(r, events)
         if any(a.kind == "a" for a in sources):
             c = self._counter(r, events)
@@ -172,6 +175,20 @@ class SpinHandoffs:
                 others.append(_and(cb, hides))
             bad.append(_and(first, _or(others)))
         return _and(self.term(r.cond), _or(bad))
+
+    @staticmethod
+    def _overlapped(place: tuple, events: dict) -> bool:
+        region = place[0]
+        return any(k[0] == region and k != place and k[1] < place[1] + place[2]
+                   and place[1] < k[1] + k[2] for k in events)
+
+    def _chain(self, place: tuple, events: dict):
+        """The flag's `Chain` where all of it is concrete, else None (`spin_chains`)."""
+        if place not in self.chains:
+            reads = [r for r in self.reads if r.spin.place == place]
+            self.chains[place] = None if self._overlapped(place, events) else \
+                Chain.of(list(events.get(place, ())), reads, self._before)
+        return self.chains[place]
 
     def _sources(self, r, events: dict) -> list:
         """The logged stores and atomics of `r`'s flag that do not happen after it."""
@@ -213,10 +230,13 @@ class SpinHandoffs:
     def ordered(self, w, r, fences: dict, events: dict):
         """The condition under which access `w` happens before access `r` through a spin
         wait's handoff (the module docstring), or None when none can order them."""
+        if self._chained(w, r, fences, events):
+            return True
         out = []
         for spin in self.reads:
-            if spin.tid // self.t != r.tid // self.t:
-                continue
+            if spin.tid // self.t != r.tid // self.t or \
+                    self._chain(spin.spin.place, events) is not None:
+                continue                     # (a concrete chain's handoffs: `_chained`)
             acquire = self._acquire(spin, r, fences)
             if acquire is None:
                 continue
@@ -242,6 +262,58 @@ class SpinHandoffs:
         c = _or(out)
         return None if c is False else c
 
+    def fixed_order(self, a, b, events: dict) -> bool:
+        """Are two stores of a flag with a concrete chain in one order in every schedule (one
+        cannot happen without the other before it, `spin_chains`)?"""
+        for place, chain in self.chains.items():
+            if chain is not None and any(w is a for w in chain.writers) and \
+                    any(w is b for w in chain.writers):
+                return chain.comes_before(a, b) or chain.comes_before(b, a)
+        return False
+
+    def _chained(self, w, r, fences: dict, events: dict) -> bool:
+        """Is `w` ordered before `r` through the handoffs of concrete chains, transitively
+        (`spin_chains.transitively_ordered`)?"""
+        if self.handoffs is None:
+            self.handoffs = []
+            for spin in self.reads:
+                chain = self._chain(spin.spin.place, events)
+                if chain is None or not spin.cond:
+                    continue
+                for store in chain.writers:
+                    across = store.tid // self.t != spin.tid // self.t
+                    if store.tid != spin.tid and store.strong and chain.reads_from(spin, store) \
+                            and not (across and (store.cta_scope or spin.cta_scope)):
+                        self.handoffs.append((store, spin, across))
+        if not self.handoffs:
+            return False
+
+        def released(h, x) -> bool:
+            c = self._release(h[0], x, fences, h[2])
+            return c is not None and _concrete(c) and bool(c)
+
+        def acquired(h):
+            point = self._acquire_point(h[1], fences)
+            if point is None or not (_concrete(point[1]) and point[1]) or \
+                    (h[2] and point[2]):
+                return None
+            return point[0]
+
+        def covered(point, x) -> bool:
+            if x.tid == point.tid:
+                return x.step > point.step
+            return x.tid // self.t == point.tid // self.t and x.epoch > point.epoch
+        return transitively_ordered(w, r, self.handoffs, released, acquired, covered)
+
+    def _acquire_point(self, spin, fences: dict):
+        """(where `spin`'s acquire completes, its condition, confined to its CTA), or None."""
+        if spin.spin.acquire:
+            return Point(spin.tid, spin.step, spin.epoch), True, False
+        fence = next((f for f in fences.get(spin.tid, ()) if f.step >= spin.step), None)
+        if fence is None:
+            return None
+        return Point(spin.tid, fence.step, fence.epoch), fence.cond, fence.cta_scope
+
     def _release(self, store, w, fences: dict, across: bool):
         """The condition under which `store` heads a release that covers `w`, or None."""
         if store.release:
@@ -261,13 +333,10 @@ class SpinHandoffs:
     def _acquire(self, spin, r, fences: dict):
         """(condition, confined to its CTA) under which `spin`'s read acquires for `r`, or
         None."""
-        if spin.spin.acquire:
-            step, epoch, cond, cta_scope = spin.step, spin.epoch, True, False
-        else:
-            fence = next((f for f in fences.get(spin.tid, ()) if f.step >= spin.step), None)
-            if fence is None:
-                return None
-            step, epoch, cond, cta_scope = fence.step, fence.epoch, fence.cond, fence.cta_scope
+        found = self._acquire_point(spin, fences)
+        if found is None:
+            return None
+        (_, step, epoch), cond, cta_scope = found
         if r.tid == spin.tid:
             covered = r.step > step
         else:

@@ -80,11 +80,59 @@ def test_a_counter_wait_that_may_hang_is_inconclusive_without_testing():
 
 
 def test_each_arrival_must_precede_the_value_that_ends_the_wait(monkeypatch):
-    """Without `precedes` (the arrivals each needed to reach the bound) the shares are not
-    ordered before the reads; with a wait for one arrival of two they are not, and the
-    pair is not proved."""
-    from semantics.machine import spin_counters
+    """An arrival orders its share before the reads only when no value the counter reaches
+    without it ends the wait (`SpinWait.none_between`): with the check, waiting for one
+    arrival of two is not proved; without it, it would be (wrongly)."""
+    from semantics.machine.spin_waits import SpinWait
     assert _verify("arrive_count", trials=0).kind == EQUIVALENT
     assert _verify("arrive_count_one", trials=0).kind == INCONCLUSIVE
-    monkeypatch.setattr(spin_counters, "precedes", lambda c, r, add, term: False)
-    assert _verify("arrive_count", trials=0).kind == INCONCLUSIVE
+    monkeypatch.setattr(SpinWait, "none_between", lambda self, lo, hi, bound: True)
+    assert _verify("arrive_count_one", trials=0).kind == EQUIVALENT
+
+
+def test_turns_are_proved_through_the_chain_of_handoffs(monkeypatch):
+    """CTA b's wait can only end after CTA b - 1's, so the handoffs chain (serial split-k):
+    without the chain's transitive order the accumulator's earlier writes stay unordered
+    with the later reads."""
+    assert _verify("turns_status", trials=0).kind == EQUIVALENT
+    assert _verify("turns_count", trials=0).kind == EQUIVALENT
+    monkeypatch.setattr(SpinHandoffs, "_chained", lambda self, w, r, fences, events: False)
+    assert _verify("turns_status", trials=0).kind == INCONCLUSIVE
+
+
+def test_wrong_turns_are_refuted_by_the_symbolic_log_alone():
+    for name in ("turns_any", "turns_early", "turns_shared"):
+        v = _verify(name, trials=0)
+        assert v.kind == NOT_EQUIVALENT and "data race" in " ".join(v.reasons), (name, v.reasons)
+
+
+def test_parked_ctas_let_the_writer_run_on(monkeypatch):
+    """Without parking, lockstep execution holds CTA 0 back where the CTAs reconverge while
+    the others spin: keq could not run the turns (Inconclusive, never a refutation)."""
+    from semantics.machine.termination import Parking
+    monkeypatch.setattr(Parking, "park", lambda self, x, mask: False)
+    assert _verify("turns_status").kind == INCONCLUSIVE
+
+
+def test_a_wait_lockstep_cannot_schedule_is_not_refuted(monkeypatch):
+    """Warps taking turns within a CTA: the guard turns the lockstep schedule's "spins
+    forever" into Inconclusive; without it the pair was refuted, wrongly."""
+    v = _verify("warps_turns")
+    assert v.kind == INCONCLUSIVE and "holds back" in v.reasons[0], v.reasons
+    from semantics.machine import executor
+    monkeypatch.setattr(executor, "others_could_run", lambda x, mask: False)
+    assert _verify("warps_turns").kind == NOT_EQUIVALENT
+
+
+@pytest.mark.parametrize("name,expect", [
+    ("fixup_acquire", EQUIVALENT), ("lanes_handoff", EQUIVALENT), ("arrive_count", EQUIVALENT),
+    ("lanes_uninit", INCONCLUSIVE), ("arrive_count_one", INCONCLUSIVE),
+    ("turns_status", INCONCLUSIVE),
+])
+def test_the_rules_for_symbolic_flags_decide_alone(monkeypatch, name, expect):
+    """Where a flag's writers have symbolic conditions (a maximal launch over CTAs that may
+    not exist) there is no concrete chain; the rules of symbolic_spins and spin_counters
+    decide alone (chains then stay Inconclusive)."""
+    from semantics.machine.spin_chains import Chain
+    monkeypatch.setattr(Chain, "of", staticmethod(lambda accesses, reads, before: None))
+    assert _verify(name, trials=0).kind == expect

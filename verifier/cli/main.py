@@ -19,6 +19,7 @@ from semantics.errors import KeqError
 from semantics.machine.termination import DEFAULT_MAX_STEPS, step_budget_of
 from verifier.cli import (check_cmd, fuzz_cmd, gate_cmd, parse_cmd, prove_cmd, rule_cmd,
                           run_cmd, tv_cmd, verify_cmd)
+from semantics.machine.termination import Unscheduled
 from verifier.gc_policy import collect_less
 from verifier.verdict import InternalError
 
@@ -111,6 +112,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return args.run(args)
     except InternalError as e:          # (a KeqError, but not the user's: keq's own)
         return internal_error(e)
+    except Unscheduled as e:            # (a wait keq cannot schedule: nothing decided)
+        print(f"{e.loc}: inconclusive: {e.message}", file=sys.stderr)
+        return EXIT_INCONCLUSIVE
     except KeqError as e:
         print(e.render(), file=sys.stderr)
         return EXIT_BAD_INPUT

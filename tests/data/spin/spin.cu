@@ -294,3 +294,118 @@ extern "C" __global__ void triple_each(const int* x, int* part, int* flag, int* 
     if (t < n)
         out[b * 64 + t] = 3 * x[t];
 }
+
+// Chains: CTAs take turns on one accumulator (serial split-k). CTA b adds its share after
+// CTA b - 1 hands over, then hands over to b + 1. Reference: `sum_shares` (the accumulator
+// ends with (1 + 2 + ... + gridDim.x) x).
+extern "C" __global__ void sum_shares(const int* x, int* flag, int* acc, int n)
+{
+    int t = threadIdx.x;
+    int g = gridDim.x;
+    if (blockIdx.x == 0 && t < n)
+        acc[t] = (g * (g + 1) / 2) * x[t];
+}
+
+// The turn passes through a status flag: CTA b waits for status b, then stores b + 1.
+extern "C" __global__ void turns_status(const int* x, int* flag, int* acc, int n)
+{
+    cuda::atomic_ref<int, cuda::thread_scope_device> f(*flag);
+    int t = threadIdx.x, b = blockIdx.x;
+    if (t == 0)
+        while (f.load(cuda::memory_order_acquire) != b) {
+        }
+    __syncthreads();
+    if (t < n)
+        acc[t] = (b == 0 ? 0 : acc[t]) + (b + 1) * x[t];
+    __syncthreads();
+    if (t == 0)
+        f.store(b + 1, cuda::memory_order_release);
+}
+
+// The turn passes through a counter: CTA b waits until b CTAs have arrived, then arrives.
+extern "C" __global__ void turns_count(const int* x, int* flag, int* acc, int n)
+{
+    cuda::atomic_ref<int, cuda::thread_scope_device> f(*flag);
+    int t = threadIdx.x, b = blockIdx.x;
+    if (t == 0)
+        while (f.load(cuda::memory_order_acquire) < b) {
+        }
+    __syncthreads();
+    if (t < n)
+        acc[t] = (b == 0 ? 0 : acc[t]) + (b + 1) * x[t];
+    __syncthreads();
+    if (t == 0)
+        f.fetch_add(1, cuda::memory_order_release);
+}
+
+// Bug: CTA b waits for any status at least 1 (not for its turn): two CTAs may add at once.
+extern "C" __global__ void turns_any(const int* x, int* flag, int* acc, int n)
+{
+    cuda::atomic_ref<int, cuda::thread_scope_device> f(*flag);
+    int t = threadIdx.x, b = blockIdx.x;
+    if (t == 0 && b > 0)
+        while (f.load(cuda::memory_order_acquire) < 1) {
+        }
+    __syncthreads();
+    if (t < n)
+        acc[t] = (b == 0 ? 0 : acc[t]) + (b + 1) * x[t];
+    __syncthreads();
+    if (t == 0)
+        f.store(b + 1, cuda::memory_order_release);
+}
+
+// Bug: CTA b hands over (stores b + 1) before it adds its share: the next CTA may read the
+// accumulator while it is written.
+extern "C" __global__ void turns_early(const int* x, int* flag, int* acc, int n)
+{
+    cuda::atomic_ref<int, cuda::thread_scope_device> f(*flag);
+    int t = threadIdx.x, b = blockIdx.x;
+    if (t == 0)
+        while (f.load(cuda::memory_order_acquire) != b) {
+        }
+    __syncthreads();
+    if (t == 0)
+        f.store(b + 1, cuda::memory_order_release);
+    if (t < n)
+        acc[t] = (b == 0 ? 0 : acc[t]) + (b + 1) * x[t];
+}
+
+// Bug: CTAs 0 and 1 both take the first turn (b / 2 rounded down): they add at once.
+extern "C" __global__ void turns_shared(const int* x, int* flag, int* acc, int n)
+{
+    cuda::atomic_ref<int, cuda::thread_scope_device> f(*flag);
+    int t = threadIdx.x, b = blockIdx.x, turn = b / 2;
+    if (t == 0)
+        while (f.load(cuda::memory_order_acquire) != turn) {
+        }
+    __syncthreads();
+    if (t < n)
+        acc[t] = (b == 0 ? 0 : acc[t]) + (b + 1) * x[t];
+    __syncthreads();
+    if (t == 0)
+        f.store(turn + 1, cuda::memory_order_release);
+}
+
+// Turns between the warps of one CTA: warp w's lane 0 waits for turn w; the warp adds its
+// share after __syncwarp and hands the turn on after another. Correct on a GPU, but lockstep
+// execution holds warp 0 back at the point where the warps reconverge, so keq cannot run it:
+// Inconclusive, named (it used to refute it: the wait "spins forever").
+extern "C" __global__ void warps_turns(const int* x, int* out, int n)
+{
+    __shared__ volatile int turn;
+    int t = threadIdx.x, w = t / 32, l = t % 32;
+    if (t == 0)
+        turn = 0;
+    __syncthreads();
+    if (l == 0)
+        while (turn != w) {
+        }
+    __syncwarp();
+    __threadfence_block();
+    if (l < n)
+        out[l] = (w == 0 ? 0 : out[l]) + (w + 1) * x[l];
+    __threadfence_block();
+    __syncwarp();
+    if (l == 0)
+        turn = w + 1;
+}
