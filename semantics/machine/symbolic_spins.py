@@ -17,10 +17,12 @@ in every schedule, by reading the one source that ends it, which is also the las
 the flag before it ends; so the registers after it are the same (its own are dead there,
 `spin_waits`), its strong accesses' order cannot show, and P's store orders the handoff.
 A flag that atomic adds change is a counter instead (`semantics.machine.spin_counters`): its
-own rules decide the wait and which arrivals it orders. `obligations` are the conditions under
-which a wait is not decided (the verifier must refute
-them, else the claim is Inconclusive, named); `ordered` the handoff's condition for a pair
-of accesses.
+own rules decide the wait and which arrivals it orders. Where everything about a flag is
+concrete, its *chain* decides instead, with the causal order of writers made after waits
+(`semantics.machine.spin_chains`), and orders accesses through handoffs transitively.
+`obligations` are the conditions under which a wait is not decided (the verifier must refute
+them, else the claim is Inconclusive, named); `ordered` the handoff's condition for a pair of
+accesses.
 
 A wait in global memory with more than one CTA also assumes that the CTA it waits for runs
 (co-resident, or launched before it): the PTX ISA gives CTAs no forward-progress guarantee
