@@ -144,7 +144,7 @@ class SymbolicRaceLog:
         flight = (-1, 0, 0, 0) if serial is None else (IN_FLIGHT,) * 4
         release = kind in ("w", "a") and (x.form.has("release") or x.form.has("acq_rel"))
         if kind == "a":
-            values = [increment(x, lane) for lane in np.asarray(lanes).tolist()]
+            values = [increment(x, lane, 8 * nbytes) for lane in np.asarray(lanes).tolist()]
         wait = spin_waits(x.k).get(x.instr_index) if kind == "r" and power.strong else None
         bounds = None if wait is None else x.read(wait.bound, wait.type)
         for j, lane in enumerate(np.asarray(lanes).tolist()):

@@ -52,14 +52,15 @@ class SpinRead(NamedTuple):
     place: tuple        # the race log's key of the flag's bytes
 
 
-def increment(x, lane: int) -> int | None:
-    """The increment of the atomic `x` runs, in `lane`, when it is an integer add of a positive
-    constant (a counter's: `spin_counters`), else None."""
+def increment(x, lane: int, bits: int) -> int | None:
+    """The increment of the `bits`-wide atomic `x` runs, in `lane`, when it is an integer add
+    of a positive constant (a counter's: `spin_counters`), else None."""
     update = getattr(x, "atomic_update", None)
-    if getattr(update, "op", None) != "add" or getattr(update, "float_add", True):
+    operand = getattr(update, "operand", None)
+    if getattr(update, "op", None) != "add" or getattr(update, "float_add", True) or \
+            operand is None:
         return None
-    v = update.operand[lane]
-    bits = x.form.type.bits
+    v = operand[lane]
     if not _concrete(v) or not 0 < int(v) < 1 << (bits - 1):
         return None
     return int(v)
