@@ -8,14 +8,14 @@ function of the ISA's inputs: the ISA does not fix the summation) and mma_int.py
 | m16n8k8, m16n8k16 | {f16,f32}.f16.f16.{f16,f32} (d and c independently), f32.bf16.bf16.f32 | float |
 | m16n8k4, m16n8k8 | f32.tf32.tf32.f32 | float |
 | m8n8k4 | f64.f64.f64.f64 | float |
-| m16n8k32 | f32.{e4m3,e5m2}.{e4m3,e5m2}.f32 (sm_89+) | float |
+| m16n8k32 | {f32,f16}.{e4m3,e5m2}.{e4m3,e5m2}.{f32,f16} (sm_89+; d and c alike: ptxas 13 accepts no other) | float |
 | m8n8k16, m16n8k16, m16n8k32 | s32.{s8,u8}.{s8,u8}.s32, optional .satfinite | int |
 | m8n8k32, m16n8k32, m16n8k64 | s32.{s4,u4}.{s4,u4}.s32, optional .satfinite | int |
 
 `.sync.aligned`: every thread of the warp executes the same mma (undefined behaviour
 otherwise, `converged`). Every other mma (m8n8k4 with f16 inputs and its .row/.col layouts,
-f64 of the m16n8 shapes, .satfinite on floating-point forms, fp8 with f16 accumulators and
-sub-byte float types,
+f64 of the m16n8 shapes, .satfinite on floating-point forms, fp8 m16n8k16, sub-byte float
+types,
 .b1, block scaling, mixed float input types, `mma.sp`) has no semantics here: the resolver
 returns None, and it is refused by name.
 """
@@ -34,8 +34,8 @@ _FLOAT = {
             {("f32", "bf16", "bf16", "f32")}),
     "tf32": ({"m16n8k4", "m16n8k8"}, {("f32", "tf32", "tf32", "f32")}),
     "f64": ({"m8n8k4"}, {("f64", "f64", "f64", "f64")}),
-    "f8": ({"m16n8k32"}, {("f32", a, b, "f32") for a in ("e4m3", "e5m2")
-                          for b in ("e4m3", "e5m2")}),
+    "f8": ({"m16n8k32"}, {(acc, a, b, acc) for a in ("e4m3", "e5m2")
+                          for b in ("e4m3", "e5m2") for acc in ("f32", "f16")}),
 }
 _INT = {
     "i8": ({"m8n8k16", "m16n8k16", "m16n8k32"}, ("s8", "u8")),

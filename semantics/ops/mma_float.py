@@ -1,5 +1,6 @@
 """`mma.sync.aligned ... .row.col` with floating-point inputs: f16/bf16 (f32 or, for f16,
-f16 accumulators), tf32, f64, and fp8 (e4m3/e5m2, mixed allowed; sm_89+). Layouts: semantics/ops/mma_layout.py.
+f16 accumulators), tf32, f64, and fp8 (e4m3/e5m2, mixed allowed, f32 or f16 accumulators;
+sm_89+). Layouts: semantics/ops/mma_layout.py.
 
 The ISA does not say how the products are summed or rounded (9.7.14.5.14 mma: "D = A*B + C"
 with no order or intermediate precision). Each D[i][j] is therefore a deterministic

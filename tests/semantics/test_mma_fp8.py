@@ -20,6 +20,9 @@ from semantics.tensor_core import decode, dot
 
 FORMS = [Form("m16n8k32", "f8", ("f32", a, b, "f32"))
          for a, b in itertools.product(("e4m3", "e5m2"), repeat=2)]
+# with f16 accumulators: d and c both .f16 (ptxas 13 accepts no mix)
+FORMS_F16 = [Form("m16n8k32", "f8", ("f16", a, b, "f16"))
+             for a, b in itertools.product(("e4m3", "e5m2"), repeat=2)]
 
 
 def e4m3(v: float) -> int:
@@ -93,3 +96,40 @@ def test_symbolically_each_element_is_the_forms_function(form):
     name = f"{FUNCTION_PREFIX}mma.m16n8k32.row.col.f32.{form.types[1]}.{form.types[2]}.f32"
     for t in launch.buffers["out"]:
         assert z3.is_app(t) and t.decl().name() == name and t.num_args() == 65
+
+
+@pytest.mark.parametrize("form", FORMS_F16, ids=str)
+def test_f16_accumulators_give_the_exact_product_over_the_layout(form):
+    rng = np.random.default_rng(7)
+    vals = np.array([0.0, 0.5, 1.0, 1.5, 2.0, -1.0, -2.0, 3.0, 0.25, -0.75])
+    a = rng.choice(vals, (16, 32))
+    b = rng.choice(vals, (32, 8))
+    c = rng.integers(-8, 8, (16, 8)).astype(np.float16)
+    abits = np.vectorize(ENCODE[form.types[1]])(a).astype(np.uint64)
+    bbits = np.vectorize(ENCODE[form.types[2]])(b).astype(np.uint64)
+    cbits = c.view(np.uint16).astype(np.uint64)
+    (out,), effects = run_warps(form, [fragments(form, abits, bbits, cbits)])
+    got = d_matrix(form, out).astype(np.uint16).view(np.float16)
+    assert got.tolist() == (a @ b + c).astype(np.float16).tolist()
+    assert any(e.kind == "unspecified" for e in effects)
+
+
+def test_f16_accumulation_rounds_the_last_step_to_nearest_even():
+    # 2048 + 1 + 1 in f16: the k16 steps give 2049 each time in f32 (exact), and the last
+    # step's f32 sum 2050 is an f16 value; 2048 + 1 alone (2049) rounds to even: 2048.
+    one = e4m3(1.0)
+    c = int(np.array([2048.0], np.float16).view(np.uint16)[0])
+    two = dot("e4m3", [one, one] + [0] * 30, [one] * 32, c, "f16", "f16")
+    single = dot("e4m3", [one] + [0] * 31, [one] * 32, c, "f16", "f16")
+    assert np.uint16(two).view(np.float16) == 2050.0
+    assert np.uint16(single).view(np.float16) == 2048.0
+
+
+def test_symbolically_an_f16_accumulated_element_is_its_forms_function():
+    form = FORMS_F16[0]
+    words = [z3.BitVec(f"w{i}", 32) for i in range(32 * 8)]
+    launch = run_symbolic(kernel(form), (1, 1, 1), (32, 1, 1),
+                          [SymBuffer(32, tuple(words)), SymBuffer(32, (0,) * 64)])
+    name = f"{FUNCTION_PREFIX}mma.m16n8k32.row.col.f16.e4m3.e4m3.f16"
+    apps = [t for t in launch.buffers["out"] if z3.is_app(t)]
+    assert apps and all(name in str(t) for t in apps)
