@@ -455,6 +455,14 @@ class RealTranslator:
             out = self._bv(args[0])
         elif k == z3.Z3_OP_FPA_TO_FP and len(args) == 2 and z3.is_fp(args[1]):
             out = self._fp(args[1])                               # float -> float: a rounding
+        elif k in (z3.Z3_OP_FPA_TO_FP, z3.Z3_OP_FPA_TO_FP_UNSIGNED) and len(args) == 2 and \
+                z3.is_bv_value(args[1]):
+            # a constant integer -> float that rounds (`real_exactness.rounded_conversions`):
+            # read as the integer (a symbolic integer has no reading yet)
+            n = args[1].as_long()
+            if k == z3.Z3_OP_FPA_TO_FP and n >> (args[1].size() - 1):
+                n -= 1 << args[1].size()
+            out = z3.RealVal(n)
         elif k == z3.Z3_OP_FPA_ADD:
             out = _add(self._fp(args[1]), self._fp(args[2]))
         elif k == z3.Z3_OP_FPA_SUB:

@@ -6,8 +6,9 @@ real reads every floating-point operation as the exact real operation it rounds
 (`verifier.real_mode`), so such a folded constant would carry a rounding the reading never
 sees: `x * (1.0f / n)` would differ from `x / n` as reals. With `real_floats`, a concrete
 result that is not the exact real result of its concrete operands stays a term (the
-operation on constants), which mode real reads exactly. Exact results (counts, sums of
-small integers, zeros) stay concrete, so control flow on them is unchanged.
+operation on constants), which mode real reads exactly. A conversion from an integer that
+rounds (past 2^24 for f32) stays a term the same way. Exact results (counts, sums of small
+integers, zeros) stay concrete, so control flow on them is unchanged.
 """
 
 from __future__ import annotations
@@ -63,4 +64,20 @@ def rounded_lanes(op: str, src: str, dst: str, vecs: Sequence[list], out: list) 
     return rounded
 
 
-__all__ = ["rounded_lanes", "value", "EXACT"]
+def rounded_conversions(w: int, signed: bool, fmt: str, a: list, out: list) -> list[int]:
+    """The lanes whose `w`-bit integer in `a` and float result in `out` are concrete and
+    whose result is not that integer exactly (it rounded: above 2^24 for f32)."""
+    rounded = []
+    for i, (x, r) in enumerate(zip(a, out)):
+        if not isinstance(x, (int, np.integer)) or not isinstance(r, (int, np.integer)):
+            continue
+        n = int(x) & ((1 << w) - 1)
+        if signed and n >> (w - 1):
+            n -= 1 << w
+        got = value(fmt, int(r))
+        if got is not None and got != n:
+            rounded.append(i)
+    return rounded
+
+
+__all__ = ["rounded_lanes", "rounded_conversions", "value", "EXACT"]

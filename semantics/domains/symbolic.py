@@ -17,7 +17,7 @@ import z3
 from semantics.domains.base import FP_FORMATS
 from semantics.domains import z3raw
 from semantics.domains.concrete import ConcreteDomain
-from semantics.domains.real_exactness import rounded_lanes
+from semantics.domains.real_exactness import rounded_conversions, rounded_lanes
 from semantics.choices import CONSTANT_PREFIX, FUNCTION_PREFIX
 
 _RM = {"rn": z3.RNE, "rz": z3.RTZ, "rm": z3.RTN, "rp": z3.RTP, "rna": z3.RNA}
@@ -487,8 +487,15 @@ class SymbolicDomain:
 
     def int2f(self, w, signed, fmt, rm, a):
         conv = z3.fpSignedToFP if signed else z3.fpUnsignedToFP
-        return self._map(lambda x: self.c.int2f(w, signed, fmt, rm, x),
-                         lambda x: z3.fpToIEEEBV(conv(_RM[rm](), x, fp_sort(fmt))), (w,), a)
+
+        def lane(x):
+            return z3.fpToIEEEBV(conv(_RM[rm](), x, fp_sort(fmt)))
+        out = self._map(lambda x: self.c.int2f(w, signed, fmt, rm, x), lane, (w,), a)
+        if self.real_floats:
+            # (a conversion that rounds stays a term, read exactly as its integer)
+            for i in rounded_conversions(w, signed, fmt, a, out):
+                out[i] = lane(self._term(a[i], w))
+        return out
 
     def flt(self, fmt, a, b):
         w = sum(FP_FORMATS[fmt])

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import z3
 
-from semantics.domains.real_exactness import rounded_lanes
+from semantics.domains.real_exactness import rounded_conversions, rounded_lanes
 from semantics.domains.symbolic import SymbolicDomain
 from verifier.real_poly import Normalizer
 
@@ -55,3 +55,14 @@ def test_the_symbolic_domain_keeps_a_rounded_constant_as_a_term_in_mode_real():
     assert z3.simplify(real).as_long() == exact          # the same value, as a term
     assert isinstance(SymbolicDomain(1, real_floats=True).fadd("f32", "rn", [one], [three])[0],
                       int)
+
+
+def test_a_conversion_of_a_large_integer_that_rounds_stays_a_term_in_mode_real():
+    big = (1 << 24) + 1                      # f32 has no such value: it rounds to 2^24
+    folded = SymbolicDomain(1).int2f(32, True, "f32", "rn", [big])[0]
+    kept = SymbolicDomain(1, real_floats=True).int2f(32, True, "f32", "rn", [big])[0]
+    assert folded == _f32(float(1 << 24))
+    assert isinstance(kept, z3.ExprRef)
+    small = SymbolicDomain(1, real_floats=True).int2f(32, True, "f32", "rn", [-7 & 0xFFFFFFFF])[0]
+    assert small == _f32(-7.0)               # exact: stays concrete
+    assert rounded_conversions(32, True, "f32", [-1 & 0xFFFFFFFF], [_f32(-1.0)]) == []

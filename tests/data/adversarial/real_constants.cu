@@ -11,3 +11,15 @@ extern "C" __global__ void divided(const float* x, float* out, int n) {
   int i = threadIdx.x;
   if (i < n) out[i] = x[i] / (float)n;
 }
+
+// A conversion of a large integer rounds too: (float)16777217 is 16777216. As reals, x * n and
+// x * ((n - 1) + 1) are one value; folding (float)n to its rounded constant would make them
+// differ by x (a wrong refutation in mode real).
+extern "C" __global__ void times_count(const float* x, float* out, int n, int m) {
+  int i = threadIdx.x;
+  if (i < m) out[i] = x[i] * (float)n;
+}
+extern "C" __global__ void times_count_plus_one(const float* x, float* out, int n, int m) {
+  int i = threadIdx.x;
+  if (i < m) out[i] = x[i] * ((float)(n - 1) + 1.0f);
+}
