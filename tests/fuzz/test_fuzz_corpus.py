@@ -30,6 +30,7 @@ PLANTED = {
                                                 "eps": 9.999999747378752e-06}),
     "attention/flash_no_rescale": ("mismatch", {"n": 5}),
     "attention/flash_last_tile": ("mismatch", {"n": 1}),
+    "splitk/serial_early_release": ("race", {"M": 16, "N": 16, "K": 8, "S": 2}),
 }
 
 

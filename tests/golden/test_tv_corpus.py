@@ -135,6 +135,10 @@ def test_every_corpus_kernel_is_listed():
     # smallest shape without a verdict (a gap to measure in bench/tv.py)
     skipped |= {"wmma_gemm", "wmma_gemm_shared", "wmma_gemm_b_row", "wmma_gemm_scaled",
                 "wmma_gemm_scaled_smem", "wmma_gemm_ragged", "gemm_simt_f16"}
+    # split-k: `keq tv`'s default launch does not fit them (the grid must match M and N, the
+    # semaphores must start at zero, and tv takes no spec); the PTX pairs are proved by
+    # `keq verify` (kernels/splitk)
+    skipped |= {"gemm_direct", "serial", "serial_early_release", "fixup"}
     kernels = set()
     for rel, f in SPECS.items():
         if "/triton/" not in rel:

@@ -70,6 +70,9 @@ CASES = [
     ("tensorcore/wmma_b_row.toml", {"M": 16, "N": 16, "K": 16}, None),
     ("tensorcore/wmma_scaled.toml", {"M": 16, "N": 32, "K": 32}, None),
     ("tensorcore/wmma_ragged.toml", {"M": 16, "N": 16, "K": 16}, None),
+    ("splitk/serial.toml", {"M": 16, "N": 32, "K": 13, "S": 3}, None),
+    ("splitk/serial_early_release.toml", {"M": 16, "N": 16, "K": 8, "S": 2}, None),
+    ("splitk/fixup.toml", {"M": 16, "N": 32, "K": 13, "S": 3}, None),
 ]
 
 
