@@ -37,6 +37,10 @@ class LocatedError(KeqError):
         self.loc = loc
         self.line_text = line_text
 
+    def __reduce__(self):
+        # (picklable with its location: a forked worker's error reaches the parent whole)
+        return type(self), (self.message, self.loc, self.line_text)
+
     def render(self) -> str:
         out = f"{self.loc}: error: {self.message}"
         if self.line_text is not None:

@@ -136,3 +136,9 @@ def test_the_rules_for_symbolic_flags_decide_alone(monkeypatch, name, expect):
     from semantics.machine.spin_chains import Chain
     monkeypatch.setattr(Chain, "of", staticmethod(lambda accesses, reads, before: None))
     assert _verify(name, trials=0).kind == expect
+
+
+def test_an_unscheduled_wait_in_a_worker_process_is_inconclusive():
+    v = verify(load_spec(DATA / "warps_turns.toml"), timeout_s=120, jobs=2, shapes="enumerate",
+               max_shapes=32)
+    assert v.kind == INCONCLUSIVE and "holds back" in " ".join(v.reasons), v.reasons

@@ -200,3 +200,14 @@ def test_cli_missing_file_and_usage_errors_exit_3(tmp_path, capsys):
     with pytest.raises(SystemExit) as info:
         main(["nosuchcommand"])
     assert info.value.code == 3
+
+
+def test_located_errors_survive_pickling():
+    """A forked worker's error reaches the parent whole (it was a BrokenProcessPool)."""
+    import pickle
+    from semantics.errors import SourceLoc, UnsupportedError
+    from semantics.machine.termination import Unscheduled
+    for cls in (UnsupportedError, Unscheduled):
+        e = pickle.loads(pickle.dumps(cls("what", SourceLoc("k.ptx", 3, 4), "  ld x;")))
+        assert type(e) is cls and e.message == "what" and (e.loc.line, e.loc.col) == (3, 4)
+        assert e.render().endswith("^")
