@@ -59,7 +59,7 @@ KERNEL = """\
 	mov.u32 	%r4, dsmem;
 	tex.3d.v4.f32.f32 	{%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6, %f5, %f6}];
 	tex.3d.v4.f32.f32 	{%f1, %f2, %f3, %f4}, [%rd1, {%f6, %f5, %f6, %f5}];
-	mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16 {%r1, %r2}, {%r5, %r6, %r7, %r8}, {%r9, %r10}, {%r1, %r2};
+	mma.sync.aligned.m16n8k16.row.col.f16.e4m3.e4m3.f16 {%r1, %r2}, {%r5, %r6}, {%r9}, {%r1, %r2};
 	st.shared.f32 	[red], %f1;
 
 $L__BB0_2:
@@ -166,7 +166,7 @@ def test_texture_and_tensor_core_instructions_are_listed_unsupported(ptx, capsys
     listed = {u["form"]: u for u in k["unsupported"]}
     assert listed["tex.3d.v4.f32.f32"] == {"form": "tex.3d.v4.f32.f32", "count": 2,
                                            "first": f"{ptx}:{TEX_LINE}:2"}
-    mma = "mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16"   # (fp8 into f16: none yet)
+    mma = "mma.sync.aligned.m16n8k16.row.col.f16.e4m3.e4m3.f16"   # (fp8 k16: none yet)
     assert listed[mma] == {"form": mma, "count": 1, "first": f"{ptx}:{MMA_LINE}:2"}
     # Listed in order of first appearance.
     firsts = [int(u["first"].split(":")[-2]) for u in k["unsupported"]]
