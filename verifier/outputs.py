@@ -27,7 +27,7 @@ from verifier.solvers import Obligation
 from verifier.terms import free_constants
 from verifier.spec import PairSpec, type_bits
 from verifier.run import Run
-from verifier.verdict import InternalError, StageStatus, Verdict
+from verifier.verdict import NOT_EQUIVALENT, InternalError, StageStatus, Verdict
 
 # Small-integer models tried in mode real before a difference of the readings is declared
 # not a difference of the true real functions (`_true_difference`).
@@ -150,10 +150,13 @@ def _real_outputs(ctx, env, diffs, constraints, variables, seed, t0) -> Verdict 
     if r.answer != "sat":
         return ctx.inconclusive(f"solver (real arithmetic): {r.answer} "
                                   f"({r.detail or r.solver})")
-    model = _true_difference(ctx, tr, phi, pairs, seed)
-    if isinstance(model, Verdict):
-        return model
+    return _true_difference(ctx, tr, phi, pairs, seed,
+                            lambda model: _replayed(ctx, env, tr, model, variables, seed))
 
+
+def _replayed(ctx, env, tr: RealTranslator, model, variables, seed) -> Verdict:
+    """The emulator's verdict at the small integer inputs of `model` (a refutation, or
+    Inconclusive where the floats agree: a real difference below rounding)."""
     def value_of(var) -> int:
         real = tr.variables.get(str(var))
         if real is None:          # a bit-vector input (a launch-shape scalar, an integer)
@@ -177,12 +180,15 @@ def _real_outputs(ctx, env, diffs, constraints, variables, seed, t0) -> Verdict 
     return model_counterexample(ctx, env, value_of, variables, seed, chosen_values(chosen))
 
 
-def _true_difference(ctx, tr: RealTranslator, phi, pairs: list, seed: int):
-    """A model of `phi` with small integer inputs (which the emulator replays) at which the
-    true real functions differ (`verifier.real_check`: the solver's atoms for 2^x and max
-    are free to it), or an Inconclusive verdict. The solver's own models come first (a few,
-    each at other inputs); since their atoms may take values no true function has, random
-    small integer inputs follow, each checked with the true functions."""
+def _true_difference(ctx, tr: RealTranslator, phi, pairs: list, seed: int, replay):
+    """The refutation `replay(model)` gives at a model of `phi` with small integer inputs
+    at which the true real functions differ (`verifier.real_check`: the solver's atoms for
+    2^x and max are free to it) and the emulator's floats differ too, or an Inconclusive
+    verdict. The solver's own models come first (a few, each at other inputs); since their
+    atoms may take values no true function has, random small integer inputs follow, each
+    checked with the true functions. A model whose real difference is below rounding (the
+    floats agree there) does not end the search: another may show it."""
+    below = None
     names = sorted(tr.variables)
     s = z3.Solver()
     s.set("timeout", int(ctx.timeout_s * 1000))
@@ -196,7 +202,10 @@ def _true_difference(ctx, tr: RealTranslator, phi, pairs: list, seed: int):
         tried += 1
         model = s.model()
         if _shown(ctx, tr, model, pairs):
-            return model
+            verdict = replay(model)
+            if verdict.kind == NOT_EQUIVALENT:
+                return verdict
+            below = below or verdict
         s.add(z3.Or([v != model.eval(v, True) for v in tr.variables.values()]
                     or [z3.BoolVal(False)]))
     if tried:
@@ -210,7 +219,12 @@ def _true_difference(ctx, tr: RealTranslator, phi, pairs: list, seed: int):
             tried += 1
             model = at.model()
             if _shown(ctx, tr, model, pairs):
-                return model
+                verdict = replay(model)
+                if verdict.kind == NOT_EQUIVALENT:
+                    return verdict
+                below = below or verdict
+        if below is not None:
+            return below
         return ctx.inconclusive(
             f"mode 'real': the solver's readings differ, but at the {tried} inputs tried "
             f"the true real functions do not (its models choose values of 2^x or max that "
