@@ -188,7 +188,18 @@ def _true_difference(ctx, tr: RealTranslator, phi, pairs: list, seed: int, repla
     atoms may take values no true function has, random small integer inputs follow, each
     checked with the true functions. A model whose real difference is below rounding (the
     floats agree there) does not end the search: another may show it."""
-    below = None
+    below: list[Verdict] = []
+
+    def refuted(model) -> Verdict | None:
+        """The refutation at `model` when the true functions differ there and it replays."""
+        if not _shown(ctx, tr, model, pairs):
+            return None
+        verdict = replay(model)
+        if verdict.kind == NOT_EQUIVALENT:
+            return verdict
+        below.append(verdict)
+        return None
+
     names = sorted(tr.variables)
     s = z3.Solver()
     s.set("timeout", int(ctx.timeout_s * 1000))
@@ -201,11 +212,9 @@ def _true_difference(ctx, tr: RealTranslator, phi, pairs: list, seed: int, repla
             break
         tried += 1
         model = s.model()
-        if _shown(ctx, tr, model, pairs):
-            verdict = replay(model)
-            if verdict.kind == NOT_EQUIVALENT:
-                return verdict
-            below = below or verdict
+        verdict = refuted(model)
+        if verdict is not None:
+            return verdict
         s.add(z3.Or([v != model.eval(v, True) for v in tr.variables.values()]
                     or [z3.BoolVal(False)]))
     if tried:
@@ -217,14 +226,11 @@ def _true_difference(ctx, tr: RealTranslator, phi, pairs: list, seed: int, repla
             if at.check() != z3.sat:       # (the readings agree there: so do the reals)
                 continue
             tried += 1
-            model = at.model()
-            if _shown(ctx, tr, model, pairs):
-                verdict = replay(model)
-                if verdict.kind == NOT_EQUIVALENT:
-                    return verdict
-                below = below or verdict
-        if below is not None:
-            return below
+            verdict = refuted(at.model())
+            if verdict is not None:
+                return verdict
+        if below:
+            return below[0]
         return ctx.inconclusive(
             f"mode 'real': the solver's readings differ, but at the {tried} inputs tried "
             f"the true real functions do not (its models choose values of 2^x or max that "

@@ -24,6 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import z3
+
 from semantics.domains.symbolic import SymbolicDomain
 from semantics.ir.cfg import EXIT
 from semantics.ir.nodes import Instruction
@@ -96,14 +98,17 @@ def _find(cfg, instrs) -> dict[int, SpinWait]:
     if ahead is None:
         return {}
     out: dict[int, SpinWait] = {}
-    for index, (load, setp, on_target, written) in shapes.items():
+    loops = {i for i in shapes if cfg.blocks[i].branch_target == i}
+    # (the loops first: a test before a loop counts only as the same wait as its loop)
+    for index in sorted(shapes, key=lambda i: i not in loops):
+        load, setp, on_target, written = shapes[index]
         b = cfg.blocks[index]
-        if b.branch_target == index:                      # the loop itself
+        loop = index
+        if index in loops:
             after = b.fallthrough
             exit_when = not on_target
         else:                                             # a test before a loop
-            loop = next((s for s in (b.fallthrough, b.branch_target)
-                         if s in shapes and cfg.blocks[s].branch_target == s), None)
+            loop = next((s for s in (b.fallthrough, b.branch_target) if s in loops), None)
             if loop is None:
                 continue
             after = cfg.blocks[loop].fallthrough
@@ -112,9 +117,39 @@ def _find(cfg, instrs) -> dict[int, SpinWait]:
             exit_when = on_target if b.branch_target == after else not on_target
         if after is None or after == EXIT or written & ahead[after]:
             continue
-        out[load] = SpinWait(load, index, after, setp.form.cmp, setp.form.types[-1],
-                             setp.operands[2], exit_when)
+        wait = SpinWait(load, index, after, setp.form.cmp, setp.form.types[-1],
+                        setp.operands[2], exit_when)
+        if loop != index:
+            inner = out.get(shapes[loop][0])
+            if inner is None or not _same_wait(instrs[load], wait, instrs[inner.load], inner):
+                continue
+        out[load] = wait
     return out
+
+
+def _same_wait(ld_a: Instruction, a: SpinWait, ld_b: Instruction, b: SpinWait) -> bool:
+    """Do two spin blocks wait alike: the same load of the same address, and the same values
+    ending them? (Nothing between them writes the registers they read.) The race log treats
+    a peeled test and its loop as one wait, whose every read ends on the same store; a test
+    that ended on values its loop does not would order what the loop never acquires."""
+    if ld_a.form != ld_b.form or ld_a.operands[1] != ld_b.operands[1] or \
+            a.type.bits != b.type.bits:
+        return False
+    if isinstance(a.bound, IntImm) and isinstance(b.bound, IntImm):
+        bounds = (a.bound.value, b.bound.value)
+    elif a.bound == b.bound:
+        bounds = (z3.BitVec("bound", a.type.bits),) * 2
+    else:
+        return False
+    v = z3.BitVec("value", a.type.bits)
+    differ = z3.Xor(_as_bool(a.exits(v, bounds[0])), _as_bool(b.exits(v, bounds[1])))
+    solver = z3.Solver()
+    solver.add(differ)
+    return solver.check() == z3.unsat
+
+
+def _as_bool(p) -> Any:
+    return z3.BoolVal(bool(p)) if not isinstance(p, z3.ExprRef) else p
 
 
 def _shape(b, instrs) -> tuple[int, Instruction, bool, set] | None:

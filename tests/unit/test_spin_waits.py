@@ -67,6 +67,28 @@ $L_go:
     assert loop.exits(1, 1) is True and loop.exits(0, 1) is False
 
 
+PEELED = """
+$L_first:
+    ld.acquire.gpu.b32 %r1, [%rd2];
+    setp.gt.s32 %p1, %r1, 0;
+    @%p1 bra $L_go;
+$L_spin:
+    ld.acquire.gpu.b32 %r3, [%rd2];
+    setp.lt.s32 %p2, %r3, 1;
+    @%p2 bra $L_spin;
+$L_go:
+    ret;"""
+
+
+@pytest.mark.parametrize("old,new", [
+    ("setp.gt.s32 %p1, %r1, 0;", "setp.gt.s32 %p1, %r1, 1;"),     # ends on other values
+    ("ld.acquire.gpu.b32 %r1, [%rd2];", "ld.acquire.gpu.b32 %r1, [%rd2+4];"),   # another flag
+])
+def test_a_peeled_test_that_waits_otherwise_than_its_loop_is_no_wait(old, new):
+    assert len(_waits(PEELED)) == 2
+    assert len(_waits(PEELED.replace(old, new))) == 1          # the loop alone
+
+
 @pytest.mark.parametrize("change", [
     # the loaded value is used after the wait: which store ended it shows
     ("st.global.u32 [%rd2+4], 7;", "st.global.u32 [%rd2+4], %r1;"),
