@@ -10,6 +10,7 @@ from semantics.machine import MemoryFault
 from semantics.machine.executor import ExecutionError
 from verifier.approx_evidence import bounded_difference, for_every_function, mentions_functions
 from verifier.emulate import EmulatedSide, run_side
+from verifier.printed import PRINTED
 from verifier.spec import (PairSpec, ParamSpec, draw_scalars, first_allowed, int_bounds,
                            make_inputs, type_bits)
 from semantics.choices import Choices, describe_values
@@ -94,6 +95,8 @@ def writers(spec: PairSpec, cex: Counterexample, limit: int = 8) -> dict:
         ptx_name = {name: kp.name for name, kp in zip(side.arg_names,
                                                       prepare_side(side).fn.params)}
         for name, i, _, _ in cex.differences[:limit]:
+            if name == PRINTED:
+                continue
             who = (result.writers or {}).get(ptx_name.get(name, ""))
             if who is not None:
                 out[(role, name, i)] = who(i * spec.param(name).dtype.itemsize)
@@ -150,6 +153,11 @@ def model_counterexample(ctx, env, value_of, variables, seed,
     ref, cand = rep["reference"].final, rep["candidate"].final
     diffs = differences(spec, ref, cand)
     if not diffs:
+        if ctx.witness_of.startswith("printf call"):
+            return ctx.inconclusive(f"{ctx.witness_of} may differ in the bits of an argument "
+                                    f"at these inputs, but prints the same text there (a "
+                                    f"%f rounds them alike): printed text is compared only "
+                                    f"as bits symbolically")
         if ctx.spec.mode == "real":
             return ctx.inconclusive("the kernels differ as real functions at these inputs, "
                                     "but their floats agree there: the difference is below "
@@ -175,7 +183,7 @@ def model_counterexample(ctx, env, value_of, variables, seed,
     depends = []
     if ctx.witness is not None:
         depends = sorted(variables_in(ctx.witness), key=lambda n: (n.split("[")[0], len(n), n))
-    cex = Counterexample(scalars, inputs, _outs(spec, ref), _outs(spec, cand), diffs,
+    cex = Counterexample.of(scalars, inputs, _outs(spec, ref), _outs(spec, cand), diffs,
                          depends_on=tuple(depends), choices=choices,
                          note=describe_choices(choices, rep))
     return Verdict(NOT_EQUIVALENT, "", (f"{len(diffs)}+ output element(s) differ",),
@@ -217,8 +225,10 @@ def _reads_unspecified(ctx, scalars, inputs, choices) -> bool:
 
 
 def _same_outputs(a: dict, b: dict) -> bool:
+    if a.get(PRINTED, {}) != b.get(PRINTED, {}):
+        return False
     return all(np.array_equal(np.asarray(a[k]).view(np.uint8), np.asarray(b[k]).view(np.uint8))
-               for k in a)
+               for k in a if k != PRINTED)
 
 
 def describe_choices(choices: Choices, rep: dict | None = None) -> str:
@@ -232,8 +242,11 @@ def describe_choices(choices: Choices, rep: dict | None = None) -> str:
 
 
 def _outs(spec: PairSpec, vals: dict) -> dict:
-    return {p.name: vals[p.name] for p in spec.params
-            if p.is_buffer and p.access in ("out", "inout")}
+    out = {p.name: vals[p.name] for p in spec.params
+           if p.is_buffer and p.access in ("out", "inout")}
+    if PRINTED in vals:
+        out[PRINTED] = vals[PRINTED]     # (kept apart by `Counterexample.of`)
+    return out
 
 
 def from_bits(p: ParamSpec, bits: int):
@@ -316,7 +329,7 @@ def replayed_difference(ctx, scalars: dict, inputs: dict, seed: int,
     # The inputs that matter: those the first differing element's terms mention.
     pair = (terms or {}).get(diffs[0][:2], ())
     depends = sorted(variables_in(pair), key=lambda n: (n.split("[")[0], len(n), n))
-    cex = Counterexample(scalars, inputs, _outs(ctx.spec, rep["reference"].final),
+    cex = Counterexample.of(scalars, inputs, _outs(ctx.spec, rep["reference"].final),
                          _outs(ctx.spec, cand), diffs, note=note,
                          depends_on=tuple(depends), choices=choices)
     return Verdict(NOT_EQUIVALENT, "", (f"{len(diffs)}+ output element(s) differ",),
@@ -452,7 +465,7 @@ def pretest(ctx, envs: list[dict], seed: int) -> Verdict | None:
             choices, cand, diffs = found
             note = note_for(choices, runs["candidate"].result.effects) or \
                 "found by random testing before the symbolic run"
-            cex = Counterexample(scalars, inputs, _outs(spec, finals["reference"]),
+            cex = Counterexample.of(scalars, inputs, _outs(spec, finals["reference"]),
                                  _outs(spec, cand), diffs, note=note, choices=choices)
             return Verdict(NOT_EQUIVALENT, "", (f"{len(diffs)}+ output element(s) differ",),
                            counterexample=cex)

@@ -12,9 +12,10 @@ verdict. One place, used by the one-shape check and the symbolic launch alike.
   inputs in the terms; a refutation must hold for every one of them.
 - `undefined`: the result has no defined value. It stops the check (Inconclusive, named),
   unless it is refuted on its own (`semantics.machine.executor.UndefinedBehavior`).
-- `printf` (a call of `vprintf`, `semantics.machine.system_calls`): what it prints is an
-  output keq does not compare. It stops the check (Inconclusive, named) unless the claim
-  says `allow = ["printf-ignored"]`, which the claim prints.
+- `printf` (a call of `vprintf` keq cannot read: a format that is not a module string, `%s`,
+  `%p`, `%n`; `semantics.machine.system_calls`): what it prints cannot be compared. It stops
+  the check (Inconclusive, named) unless the claim says `allow = ["printf-ignored"]`, which
+  the claim prints. The calls keq reads are compared as outputs (`verifier.printed`).
 - `progress`: a spin wait in global memory waits for another CTA's store
   (`semantics.machine.symbolic_spins`); the PTX ISA promises CTAs no progress with respect to
   one another, so the claim assumes that the CTA it waits for runs (a stated assumption).

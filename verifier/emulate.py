@@ -11,6 +11,7 @@ from typing import Any, Mapping, NamedTuple
 from semantics.choices import Choices, Target
 from semantics.machine import prepare, run_kernel
 from semantics.machine.kernel import PreparedKernel
+from verifier.printed import PRINTED
 from verifier.spec import Side
 from verifier.spec.model import DEFAULT_ARCH
 
@@ -60,4 +61,6 @@ def run_side(side: Side, values: Mapping[str, Any], scalars: Mapping[str, Any], 
     for name, kp in zip(side.arg_names, kparams):
         if kp.name in result.buffers:
             final[name] = result.buffers[kp.name]
+    if result.printed:
+        final[PRINTED] = dict(result.printed)
     return EmulatedSide(final, result)

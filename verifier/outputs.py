@@ -459,7 +459,7 @@ def _element_by_element(ctx: Run, ordered, constraints: list) -> tuple[Any, list
                     continue
             if p.is_float and mentions_approximations(a, b):
                 r = _ordinary(ctx, p, i, a, b, live, constraints) or r
-            ctx.witness = (a, b)
+            ctx.witness, ctx.witness_of = (a, b), p.name
             return r, unknown
         if r.answer != "unsat":
             unknown.append(f"{p.name}[{i}]: {r.answer} ({r.detail or r.solver})")

@@ -8,7 +8,8 @@ import numpy as np
 
 from semantics.choices import Choices
 from verifier.spec import PairSpec
-from verifier.verdict import EQUIVALENT, INCONCLUSIVE, NOT_EQUIVALENT, Verdict
+from verifier.printed import first_difference
+from verifier.verdict import EQUIVALENT, INCONCLUSIVE, NOT_EQUIVALENT, PRINTED, Verdict
 
 
 def choices_line(c: Choices, shared_fill: int | None = None, shared_from: str = "") -> str:
@@ -81,6 +82,12 @@ def verdict_lines(v: Verdict, written: dict | None = None) -> list[str]:
                 line(f"  input {name} = {_hex(raw, bits)} ({arr[i]!s})")
                 shown += 1
         for name, i, a, b in cex.differences[:8]:
+            if name == PRINTED:
+                ref, cand = ((cex.printed or {}).get(role, {}).get(i, ())
+                             for role in ("reference", "candidate"))
+                text = first_difference(ref, cand)
+                line(f"  printf of thread {i} (global linear id): {text}")
+                continue
             bits = cex.reference[name].dtype.itemsize * 8
             ra = cex.reference[name].reshape(-1)[i]
             ca = cex.candidate[name].reshape(-1)[i]
@@ -124,6 +131,9 @@ def verdict_json(v: Verdict, written: dict | None = None,
             "shared_fill": cex.shared_fill,
             "choices": choices_json(cex.choices),
             "depends_on": list(cex.depends_on),
+            "printed": None if cex.printed is None else {
+                role: {str(t): list(lines) for t, lines in sorted(by_thread.items())}
+                for role, by_thread in cex.printed.items()},
             "differences": [{"param": n, "index": i, "reference": a, "candidate": b,
                              "written_by": {r: written[(r, n, i)] for r in
                                             ("reference", "candidate") if (r, n, i) in written}}

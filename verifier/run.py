@@ -57,6 +57,7 @@ class Run:
     stages: list[Stage] = field(default_factory=StageLog)
     assumptions: set[str] = field(default_factory=set)
     witness: tuple | None = None          # the differing pair of terms the solver split
+    witness_of: str = ""                  # ... and the output they are (`ElementPair.param`)
     solvers: tuple[str, ...] = DEFAULT_SOLVERS
     dump_dir: str | None = None
     cache: Cache = field(default_factory=Cache)

@@ -25,6 +25,7 @@ import numpy as np
 from semantics.choices import Choices
 from semantics.errors import KeqError
 from verifier.effects import MODELLED
+from verifier import printed
 from verifier.emulate import EmulatedSide, run_side
 from verifier.verdict import Difference
 
@@ -61,13 +62,19 @@ def _copies(inputs: dict) -> dict:
 
 
 def _outputs(spec, final: dict) -> dict:
-    return {p.name: final[p.name] for p in spec.params
-            if p.is_buffer and p.access in ("out", "inout")}
+    out = {p.name: final[p.name] for p in spec.params
+           if p.is_buffer and p.access in ("out", "inout")}
+    if printed.compared(spec):
+        out[printed.PRINTED] = final.get(printed.PRINTED, {})
+    return out
 
 
 def _same(a: dict, b: dict) -> bool:
+    if a.get(printed.PRINTED, {}) != b.get(printed.PRINTED, {}):
+        return False
     return all(np.array_equal(np.ascontiguousarray(a[k]).view(np.uint8),
-                              np.ascontiguousarray(b[k]).view(np.uint8)) for k in a)
+                              np.ascontiguousarray(b[k]).view(np.uint8))
+               for k in a if k != printed.PRINTED)
 
 
 def proves_nothing(effects) -> bool:
@@ -100,6 +107,8 @@ def differences(spec, ref: dict, cand: dict) -> tuple[Difference, ...]:
             differ &= ~(_nan_bits(a, p) & _nan_bits(b, p))      # (any NaN equals any NaN)
         for i in np.nonzero(differ)[0][:16].tolist():
             diffs.append(Difference(p.name, i, int(a[i]), int(b[i])))
+    if printed.compared(spec):
+        diffs.extend(printed.differences(ref, cand))
     return tuple(diffs)
 
 

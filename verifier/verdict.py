@@ -50,6 +50,9 @@ class Stage:
         object.__setattr__(self, "status", StageStatus(self.status))   # (a typo fails here)
 
 
+PRINTED = "<printf>"     # what a side printed, among its final values (`verifier.printed`)
+
+
 class Difference(NamedTuple):
     """One output element the kernels leave different: its bit patterns."""
     param: str
@@ -72,6 +75,19 @@ class Counterexample:
     shared_fill: int = 0
     # What the ISA leaves open, as the replay resolved it (fill, schedule, a model's values)
     choices: Choices | None = None
+    # What each side printed (global thread id -> its calls' text), where the kernels print
+    # and the claim compares it (`verifier.printed`)
+    printed: dict[str, dict[int, tuple[str, ...]]] | None = None
+
+    @classmethod
+    def of(cls, scalars: dict, inputs: dict, reference: dict, candidate: dict,
+           differences, **kw) -> "Counterexample":
+        """A counterexample from each side's outputs, what it printed (under the key
+        `PRINTED`) kept apart from its buffers."""
+        printed = {role: outs.pop(PRINTED, {}) for role, outs in
+                   (("reference", reference), ("candidate", candidate))}
+        return cls(scalars, inputs, reference, candidate, tuple(differences),
+                   printed=printed if any(printed.values()) else None, **kw)
 
 
 @dataclass(frozen=True)

@@ -406,6 +406,9 @@ class ConcreteDomain:
     def must_all(self, p) -> bool:
         return bool(p.all())
 
+    def where(self, p, v):
+        return v
+
     def to_ints(self, v) -> list[int]:
         return [int(x) for x in v]
 

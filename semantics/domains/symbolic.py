@@ -116,6 +116,17 @@ _TEMPLATES: dict[tuple, _Template] = {}
 _SUBSTITUTE = z3.z3core.Z3_substitute            # (checked: a sort mismatch raises)
 
 
+def _conjuncts(c) -> list:
+    """`c` and, if it is a conjunction, each of its conjuncts (nested ones too)."""
+    out, todo = [], [c]
+    while todo:
+        k = todo.pop()
+        out.append(k)
+        if z3.is_and(k):
+            todo.extend(k.children())
+    return out
+
+
 class SymbolicDomain:
     """Primitive operations on lists of per-lane ints / z3 terms. See `semantics.domains.base`."""
 
@@ -569,3 +580,16 @@ class SymbolicDomain:
 
     def must_all(self, p) -> bool:
         return all(_is_concrete(x) and bool(x) for x in p)
+
+    def where(self, p, v):
+        # (z3 replaces every occurrence of the lane's predicate, and of each of its
+        # conjuncts, by true: sound, since the result differs from v only where the
+        # predicate is false)
+        out = []
+        for c, x in zip(p, v):
+            if not (_is_concrete(c) or _is_concrete(x)):
+                true = z3.BoolVal(True)
+                x = z3.simplify(z3.substitute(x, *((k, true) for k in _conjuncts(c))))
+                x = x.as_long() if z3.is_bv_value(x) else x
+            out.append(x)
+        return out

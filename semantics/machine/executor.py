@@ -144,6 +144,9 @@ class Executor:
             k = self.calls[kernel.name] = self.calls.get(kernel.name, 0) + 1
             self.frame = f"{kernel.name}#{k}"
         self.effects: list[Effect] = []
+        # What `printf` calls print, in the order they run (`system_calls.Printed`): one list
+        # per launch, shared by every frame.
+        self.prints: list = caller.prints if caller is not None else []
         self.effect_keys: set[tuple[str, str, SourceLoc]] = set()
         self.ins: Instruction | None = None
         self.mask: Any = None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Collection, Mapping, Sequence
 
 import numpy as np
@@ -18,6 +18,7 @@ from semantics.machine.executor import Effect, Executor, Geometry, thread_name_o
 from semantics.machine.kernel import PreparedKernel, prepare
 from semantics.machine.layout import for_launch, shared_row_size, shared_vars
 from semantics.machine.memory import ConcreteMemory, GlobalLayout
+from semantics.machine.printf_format import render
 from semantics.machine.races import RaceDetector
 from semantics.machine.views import View, view_key
 
@@ -46,6 +47,8 @@ class LaunchResult:
     # With detect_races: per pointer argument, the last store to each of its bytes, as
     # "block (..) thread (..) at FILE:LINE:COL", or "" where no thread wrote it.
     writers: dict[str, Callable[[int], str]] | None = None
+    # What each thread printed (global thread id -> its lines, in order), where any did.
+    printed: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
 
 
 def _dim3(v: int | Sequence[int], what: str) -> Dim3:
@@ -144,6 +147,7 @@ def run_kernel(module: Module | PreparedKernel, kernel: str | None, grid, block,
     all_ctas = [(x, y, z) for z, y, x in itertools.product(range(grid3[2]), range(grid3[1]),
                                                              range(grid3[0]))]
     effects: list[Effect] = []
+    printed: dict[int, list[str]] = {}
     for i in range(0, len(all_ctas), ctas_per_batch):
         batch = tuple(all_ctas[i:i + ctas_per_batch])
         geom = Geometry(block3, grid3, batch)
@@ -163,6 +167,7 @@ def run_kernel(module: Module | PreparedKernel, kernel: str | None, grid, block,
                       dynamic_shared=dynamic_shared, choices=choices, tag=tag)
         ex.run()
         effects.extend(e for e in ex.effects if e not in effects)
+        _render_prints(ex.prints, printed)
         blocks_seen |= ex.blocks_seen
         branches_seen |= ex.branches_seen
     out = {}
@@ -180,7 +185,18 @@ def run_kernel(module: Module | PreparedKernel, kernel: str | None, grid, block,
         geom = Geometry(block3, grid3, ())
         writers = {name: _last_writer(races, geom, a.base - mem.base)
                    for name, (a, v) in allocs.items()}
-    return LaunchResult(out, tuple(effects), cov, writers)
+    return LaunchResult(out, tuple(effects), cov, writers,
+                        {t: tuple(lines) for t, lines in sorted(printed.items())})
+
+
+def _render_prints(prints, printed: dict[int, list[str]]) -> None:
+    """Append each executing lane's text of every call in `prints` (in the order they ran,
+    which is each thread's program order) to its thread's lines."""
+    for p in prints:
+        reads = p.format.reads()
+        for lane in np.flatnonzero(p.mask):
+            buffer = {o: int(v[lane]) for (o, _), v in zip(reads, p.args)}
+            printed.setdefault(int(p.gtid[lane]), []).append(render(p.format, buffer))
 
 
 def add_views(params, param_values: dict, views: Mapping[int, View] | None) -> None:

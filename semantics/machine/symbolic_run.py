@@ -45,6 +45,7 @@ class SymbolicLaunch:
     indexed: tuple[IndexedAccess, ...] = ()         # with `indexed`: the logged accesses
     # the sums of atomic increments among the terms, as built (`pending_sums`): node -> parts
     sums: Mapping[int, SumParts] = field(default_factory=dict)
+    prints: tuple = ()        # what printf calls print (`system_calls.Printed`), in order
 
 
 def run_symbolic(k: PreparedKernel, grid: tuple[int, int, int], block: tuple[int, int, int],
@@ -135,4 +136,4 @@ def run_symbolic(k: PreparedKernel, grid: tuple[int, int, int], block: tuple[int
                           tuple(port.obligations),
                           tuple(port.races.pairs()) if port.races is not None else (),
                           tuple(port.indexed.accesses) if port.indexed is not None else (),
-                          port.sums)
+                          port.sums, tuple(ex.prints))

@@ -31,6 +31,7 @@ PLANTED = {
     "attention/flash_no_rescale": ("mismatch", {"n": 5}),
     "attention/flash_last_tile": ("mismatch", {"n": 1}),
     "splitk/serial_early_release": ("race", {"M": 16, "N": 16, "K": 8, "S": 2}),
+    "gather/printf_unsigned": ("printf", {"B": 1, "T": 1, "C": 4, "V": 2}),
 }
 
 

@@ -14,9 +14,10 @@ import numpy as np
 import pytest
 
 from semantics.errors import KeqError
-from verifier.api import EQUIVALENT, INCONCLUSIVE, NOT_EQUIVALENT, verify
+from verifier.api import EQUIVALENT, NOT_EQUIVALENT, verify
 from verifier.counterexample import replay_fault
 from verifier.emulate import run_side
+from verifier.printed import ASSUMPTION
 from verifier.run import Run
 from verifier.spec import load_spec
 
@@ -77,8 +78,22 @@ def test_printf_is_left_out_only_when_the_claim_says_so(tmp_path):
     v = verify(load_spec(GATHER / "printf.toml"), fixed=at, timeout_s=60, jobs=1)
     assert v.kind == EQUIVALENT, v.reasons
     assert "printf-ignored" in v.claim
+    # Compared, the printf never runs under the claim's range: equivalent, and the claim says
+    # how printed output is compared (printf_compared.toml has ids that make it run)
     p = _copy(tmp_path, "printf.toml", 'allow = ["printf-ignored"]\n', "")
     v = verify(load_spec(p), fixed=at, timeout_s=60, jobs=1)
-    assert v.kind == INCONCLUSIVE
-    assert any('calls printf("encoder: token %d at (%d) is out of range\\n")' in r
-               and "what it prints is not compared" in r for r in v.reasons), v.reasons
+    assert v.kind == EQUIVALENT, v.reasons
+    assert ASSUMPTION in v.assumptions
+
+
+def test_printed_reports_of_bad_token_ids_are_compared():
+    v = verify(load_spec(GATHER / "printf_compared.toml"), timeout_s=60, jobs=1)
+    assert v.kind == EQUIVALENT, v.reasons
+    assert ASSUMPTION in v.assumptions and "-2 <= inp[*] <= V + 1" in v.claim
+    v = verify(load_spec(GATHER / "printf_unsigned.toml"), timeout_s=60, jobs=1)
+    assert v.kind == NOT_EQUIVALENT, v.reasons
+    cex = v.counterexample
+    t = cex.differences[0].index
+    ref, cand = (cex.printed[r][t][0] for r in ("reference", "candidate"))
+    ix = int(cex.inputs["inp"][t // cex.scalars["C"]])
+    assert ix < 0 and f"token {ix} at" in ref and f"token {ix + 2**32} at" in cand

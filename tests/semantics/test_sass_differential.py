@@ -55,7 +55,8 @@ def _run(side, vals, sc):
 # SASS semantics do not read yet: refused by name, the SASS instruction that stops it.
 RUNTIME_CALLS = {k: f"'{op}' has no semantics in keq" for k, op in (
     ("encoder_forward_vec4", "LEPC"), ("encoder_forward_vec4_assert_off_by_one", "LEPC"),
-    ("encoder_forward_printf", "STL.64"))}
+    ("encoder_forward_printf", "STL.64"), ("encoder_forward_printf_else", "STL.64"),
+    ("encoder_forward_printf_unsigned", "STL.64"))}
 # ... and the tensor-core kernels (wmma), whose HMMA (and LDSM, MOVM) have no SASS semantics
 # yet (issue 30)
 RUNTIME_CALLS.update({k: "HMMA.16816.F32. has no semantics|unsupported here: HMMA" for k in (

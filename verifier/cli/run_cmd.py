@@ -175,6 +175,19 @@ def _fmt(v) -> str:
     return str(v)
 
 
+def _print_printed(printed: dict, limit: int = 8) -> None:
+    """The first `limit` threads' printf output, a line per call."""
+    if not printed:
+        return
+    calls = sum(len(v) for v in printed.values())
+    print(f"  printf   {calls} call(s) by {len(printed)} thread(s):")
+    for t, lines in list(printed.items())[:limit]:
+        for text in lines:
+            print(f"    thread {t}: {text!r}")
+    if len(printed) > limit:
+        print(f"    ... and {len(printed) - limit} more thread(s) (--json has them all)")
+
+
 def run(args: argparse.Namespace) -> int:
     spec = load_spec(args.spec)
     side = spec.side(args.side)
@@ -207,6 +220,9 @@ def run(args: argparse.Namespace) -> int:
         "buffers": {p.name: _summary(p, final[p.name]) for p in shown},
         "output": args.output,
     }
+    if result.printed:
+        # what each thread printed, by global linear id (`verifier.printed`)
+        report["printed"] = {str(t): list(lines) for t, lines in result.printed.items()}
     if not default or note:
         # (only when not the defaults: the keys of a default run's report stay as they were)
         report["choices"] = dict(choices_json(choices, shared_fill), source=source,
@@ -237,6 +253,7 @@ def run(args: argparse.Namespace) -> int:
         head = ", ".join(_fmt(x) for x in s["head"]) + (", ..." if s["length"] > HEAD else "")
         print(f"  {p.name} ({p.access} {p.type}[{s['length']}]) [{head}]  sha256 "
               f"{s['sha256'][:16]}")
+    _print_printed(result.printed)
     if args.output:
         print(f"  wrote    {args.output}")
     sys.stdout.flush()

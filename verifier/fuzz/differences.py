@@ -7,17 +7,21 @@ A *difference* is any of:
   tolerance, `compare.differing`);
 - a fault of the candidate (memory fault, barrier divergence, CUDA error) where the reference
   ran clean;
-- a data race in the candidate (a "race" effect: both accesses are named).
+- a data race in the candidate (a "race" effect: both accesses are named);
+- a thread that prints other text with printf (emulator runs; `verifier.printed`), unless the
+  claim ignores printf.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from verifier import printed
 from verifier.fuzz.backends import SideRun
 from verifier.fuzz.compare import OpsContext, Tolerance, differing
 from verifier.fuzz.report import Difference, Mismatch
 from verifier.spec import PairSpec
+from verifier.verdict import PRINTED
 
 SHOWN_PER_BUFFER = 8
 
@@ -68,6 +72,14 @@ def compare_runs(spec: PairSpec, values: dict, scalars: dict, ref: SideRun, cand
         m = mism[0]
         return Difference("mismatch", f"{m.param} differs in {m.count} of {m.length} "
                           f"element(s)", values, scalars, ref, cand, mism, [], approx, ctx)
+    threads = printed.differences(ref.final, cand.final) if printed.compared(spec) else []
+    if threads:
+        t = threads[0].index
+        lines = (run.final.get(PRINTED, {}).get(t, ()) for run in (ref, cand))
+        return Difference("printf", f"{len(threads)}{'+' if len(threads) == 16 else ''} "
+                          f"thread(s) print other text; thread {t}: "
+                          f"{printed.first_difference(*lines)}", values, scalars, ref, cand,
+                          [], [], approx, ctx)
     return None
 
 

@@ -25,7 +25,7 @@ class Mismatch:
 
 @dataclass
 class Difference:
-    kind: str                           # "mismatch" | "fault" | "race"
+    kind: str                           # "mismatch" | "fault" | "race" | "printf"
     summary: str
     values: dict[str, Any]              # the inputs (every param by name, initial contents)
     scalars: dict[str, Any]

@@ -35,7 +35,7 @@ CLAIM_NAMES: dict[str, dict[str, str]] = {
         "benign-write-races": "two threads storing the same value to one address without "
                               "synchronisation are not reported as a race",
         "nan-any": "a NaN output equals any NaN output: NaN payloads are not compared",
-        "printf-ignored": "what the kernels print with printf is not compared",
+        "printf-ignored": "what the kernels print with printf is not compared",   # (else it is: verifier.printed)
     },
     "target_assumptions": {
         "f32-nan-canonical": "every f32 NaN result is 0x7FFFFFFF",

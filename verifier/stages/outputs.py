@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import z3
 
+from verifier import printed
 from verifier.indexed import compare, compare_apart
 from verifier.outputs import (ElementPair, compare_outputs, output_terms, random_testing,
                               same_term)
@@ -24,7 +25,7 @@ from verifier.real_mode import ASSUMPTION as REAL_ASSUMPTION, NotReal, RealTrans
 from verifier.run import Run
 from verifier.shape_plan import CheckAt
 from verifier.spec import type_bits
-from verifier.stages.base import Execution, Maximal, Undecided, below
+from verifier.stages.base import Execution, Maximal, Next, Undecided, below
 from verifier.stages.execute import indexable
 from verifier.verdict import StageStatus, Verdict
 
@@ -38,8 +39,11 @@ class Outputs:
         if ex.maximal is None:
             diffs = [ElementPair(p, i, a, b, True) for p, i, a, b in pairs
                      if not same_term(a, b)]
+            diffs += _printed_pairs(run, ex)
             return compare_outputs(run, ex.env, diffs, ex.constraints, ex.variables, ex.seed,
                                    t0)
+        if _prints(run, ex) and (ex.maximal.feas.names or ex.maximal.apart):
+            raise Undecided("what the kernels print is compared one launch shape at a time")
         return _over_the_maximal_launch(run, ex, ex.maximal, pairs)
 
 
@@ -50,6 +54,28 @@ def _output_pairs(run: Run, ex: Execution) -> list[tuple]:
     cand = output_terms(spec, "candidate", ex.launches["candidate"], run)
     return [(p, i, a, b) for p in spec.params if p.is_buffer and p.access in ("out", "inout")
             for i, (a, b) in enumerate(zip(ref[p.name], cand[p.name]))]
+
+
+def _prints(run: Run, ex: Execution) -> tuple[tuple, tuple]:
+    """What each kernel's printf calls print, where the claim compares it; else ()."""
+    if not printed.compared(run.spec):
+        return ()
+    got = tuple(ex.launches[role].prints for role in ("reference", "candidate"))
+    return got if any(got) else ()
+
+
+def _printed_pairs(run: Run, ex: Execution) -> list[ElementPair]:
+    """The comparisons of what the two kernels print (`verifier.printed`)."""
+    prints = _prints(run, ex)
+    if not prints:
+        return []
+    pairs = printed.element_pairs(*prints, ElementPair)
+    if pairs is None:
+        raise Undecided(f"the kernels make too many printf calls under data-dependent "
+                        f"conditions to compare (over {printed.MAX_PAIRS} pairs of calls)",
+                        Next.TESTING)
+    run.assumptions.add(printed.ASSUMPTION)
+    return [p for p in pairs if not same_term(p.ref, p.cand)]
 
 
 def _over_the_maximal_launch(run: Run, ex: Execution, m: Maximal,
@@ -63,10 +89,13 @@ def _over_the_maximal_launch(run: Run, ex: Execution, m: Maximal,
     t0 = time.perf_counter()
     diffs = _without_a_solver(run, ex, m, _live_elements(ex, m, pairs), t0)
     t0 = time.perf_counter() if diffs.shown else t0
+    diffs.left += _printed_pairs(run, ex)      # (one fixed shape: see `check`)
     if m.indexed:
         _indexed_outputs(run, ex, m)
         if not any(p.access == "inout" for p in run.spec.buffers):
-            return None           # every output is indexed: nothing is left to compare
+            diffs.left = [d for d in diffs.left if isinstance(d.param, printed.PrintedOutput)]
+            if not diffs.left:
+                return None       # every output is indexed: nothing is left to compare
     return compare_outputs(run, ex.env, diffs.left, ex.constraints, ex.variables, ex.seed, t0,
                            test=False)
 
