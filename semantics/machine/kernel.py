@@ -90,7 +90,10 @@ class PreparedKernel:
         raise KeqError(f"register {reg.name} has no declaration in {self.fn.name}")
 
 
-MAX_CALL_DEPTH = 16
+# Calls nested deeper than this are refused by name. Without recursion a call chain is at
+# most as deep as the module has functions; each level costs a few Python frames when it runs,
+# so the limit keeps well inside Python's own recursion limit. Recursion is refused by name.
+MAX_CALL_DEPTH = 64
 
 
 def prepare(module: Module, kernel: str) -> PreparedKernel:
@@ -98,12 +101,13 @@ def prepare(module: Module, kernel: str) -> PreparedKernel:
     if fn is None or fn.kind != "entry":
         names = ", ".join(module.entries) or "none"
         raise KeqError(f"{module.path}: no kernel (.entry) named '{kernel}' (kernels: {names})")
-    return _prepare_function(module, fn, {}, 0)
+    return _prepare_function(module, fn, {}, (fn.name,))
 
 
 def _prepare_function(module: Module, fn: Function, done: dict[str, PreparedKernel],
-                      depth: int) -> PreparedKernel:
-    """Prepare `fn` and, recursively, every function it calls (each once)."""
+                      chain: tuple[str, ...]) -> PreparedKernel:
+    """Prepare `fn` and, recursively, every function it calls (each once); `chain` holds
+    the calls that lead here, the kernel first."""
     instrs = fn.instructions
     sems: list[Callable] = []
     for ins in instrs:
@@ -119,9 +123,14 @@ def _prepare_function(module: Module, fn: Function, done: dict[str, PreparedKern
             name = _callee_name(ins)
             if name in callees:
                 continue
-            if depth >= MAX_CALL_DEPTH:
-                raise UnsupportedError(f"calls nested deeper than {MAX_CALL_DEPTH} (recursion?) "
-                                       f"are not supported", ins.loc)
+            if name in chain:
+                cycle = " -> ".join(chain[chain.index(name):] + (name,))
+                raise UnsupportedError(f"a recursive call ({cycle}): keq does not model "
+                                       f"recursion", ins.loc)
+            if len(chain) > MAX_CALL_DEPTH:
+                raise UnsupportedError(f"calls nested deeper than {MAX_CALL_DEPTH} levels are "
+                                       f"not supported (semantics.machine.kernel.MAX_CALL_DEPTH)",
+                                       ins.loc)
             if is_system_call(name, module.declarations.get(name)):
                 system_calls.add(name)
                 continue
@@ -130,7 +139,7 @@ def _prepare_function(module: Module, fn: Function, done: dict[str, PreparedKern
                 raise UnsupportedError(f"call of '{name}', which has no body in this module "
                                        f"(an external or system function)", ins.loc)
             if name not in done:
-                done[name] = _prepare_function(module, callee, done, depth + 1)
+                done[name] = _prepare_function(module, callee, done, chain + (name,))
             callees[name] = done[name]
     # Parameters are laid out in order at their natural alignment (the ABI of .param space).
     param_offsets: dict[str, int] = {}
