@@ -86,9 +86,10 @@ def linear_fetch(x, view: View, base: int, coords, dst_t, coord_t) -> None:
     axes, _ = _footprint(x, view, cvals)
     texels = [_corner(x, view, base, axes, [(m >> a) & 1 for a in range(k)], _F32)
               for m in range(1 << k)]
-    x.effect("approximation", f"linear filtering of {view.describe()} (keq's model: 8-bit "
-                              f"fractional weights rounded to nearest, f32 sums; unchecked "
-                              f"on silicon)")
+    # (named without the extents, which may be terms: one assumption per texture and site)
+    x.effect("approximation", f"linear filtering of texture '{view.name}' ({view.elem}, "
+                              f"{k}-D; the emulator's is keq's model: weights rounded to "
+                              f"1/256, f32 sums, unchecked on silicon)")
     dims = [d.splat(n, 32) for n in view.dims]
     args = texels + cvals + dims
     normalized = view.normalized
