@@ -9,7 +9,7 @@ checked as for `ld`/`st`. Shared pieces are in `semantics.ops.texture_sampling`;
 filtering and `tld4` in `semantics.ops.texture_filtering`; `txq`/`suq` in
 `semantics.ops.texture_query`.
 
-Sources (docs/semantics.md, "Textures and surfaces", has the table):
+Sources (the texture rows of docs/semantics.md, "What the PTX ISA leaves open"):
 - PTX ISA 9.7.10.3 (`tex`): 3-D coordinates are a four-element vector whose fourth element
   is ignored, and a `.v4` coordinate vector is allowed for any geometry (Notes).
 - PTX ISA 9.7.10.8-9 (`suld`, `sust`): surface x coordinates are bytes ("not scaled");

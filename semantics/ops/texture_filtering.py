@@ -1,7 +1,7 @@
 """The 2-texel-per-axis footprint: linear filtering (`tex` on a texture whose filter mode is
 linear; 1d, 2d, 3d) and `tld4` (the four texels of a 2-D footprint, unweighted).
 
-Sources (docs/semantics.md, "Textures and surfaces", has the table):
+Sources (the texture rows of docs/semantics.md, "What the PTX ISA leaves open"):
 - CUDA C++ Programming Guide, "Texture fetching" appendix, linear filtering: xB = x - 0.5
   (x in texel units: x, or x * N when normalized), i = floor(xB), alpha = frac(xB);
   tex(x) = (1 - alpha) T[i] + alpha T[i+1], bilinear and trilinear likewise, per axis;

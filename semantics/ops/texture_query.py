@@ -1,8 +1,8 @@
 """`txq` (texture attributes) and `suq` (surface attributes) of an object handle:
 `txq.width.b32 %r, [%rd]`.
 
-Sources (docs/semantics.md, "Textures and surfaces", has the table): PTX ISA 9.7.10.5
-(`txq`) and 9.7.11.4 (`suq`). Exact where the ISA gives the value: `.width`, `.height`,
+Sources (the texture rows of docs/semantics.md, "What the PTX ISA leaves open"): PTX ISA
+9.7.10.5 (`txq`) and 9.7.11.4 (`suq`). Exact where the ISA gives the value: `.width`, `.height`,
 `.depth` ("value in elements") of the object's axes, `.normalized_coords` (1 or 0),
 `.array_size`, `.num_mipmap_levels`, `.num_samples` (0 for an object that is not an array,
 mipmapped or multi-sample: keq's never are), and `.filter_mode` ("Integer from enum {
