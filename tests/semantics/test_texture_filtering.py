@@ -333,3 +333,39 @@ def test_a_fetch_whose_geometry_is_not_the_textures_is_refused():
     with pytest.raises(UnsupportedError, match=r"\(3d\) on 2-D"):
         _run(_tex("3d"), View("texture", "t", "f32", DIMS["2d"]), _points("3d", False),
              _texels(15))
+
+
+def test_tex3d_integer_coordinates_and_texels():
+    """`tex.3d.v4.u32.s32`: integer texel indices per axis (border: 0 outside), u16 texels
+    zero-extended."""
+    dims = DIMS["3d"]
+    texels = (np.arange(24, dtype=np.uint16) * 2500)
+    rng = np.random.default_rng(9)
+    ijk = np.zeros((LANES, 4), np.int32)
+    for a, n in enumerate(dims):
+        ijk[:, a] = rng.integers(-2, n + 2, LANES)
+    fetch = "tex.3d.v4.u32.s32 {%r2, %r3, %r4, %r5}, [%rd1, {%r6, %r7, %r8, %r9}];\n" \
+            "mov.b32 %f5, %r2;"
+    regs = "mov.b32 %r6, %f1;\nmov.b32 %r7, %f2;\nmov.b32 %r8, %f3;\nmov.b32 %r9, %f4;\n"
+    r = _run(regs + fetch, View("texture", "t", "u16", dims, "border"),
+             ijk.view(np.float32), texels)
+    got = r.buffers["out"].view(np.uint32).reshape(LANES, 4)[:, 0]
+    want = [int(_texel(texels, dims, [_index(int(j), n, "border") for j, n in
+                                      zip(p[:3], dims)])) for p in ijk]
+    assert got.tolist() == want
+
+
+@pytest.mark.parametrize("fetch, view", [
+    (_tex("2d"), View("texture", "t", "f32", DIMS["2d"], "clamp", "linear")),
+    (_gather(), View("texture", "t", "f32", DIMS["2d"], "clamp", "point")),
+])
+def test_each_footprint_texel_is_a_fetch_under_the_memory_model(fetch, view):
+    """A store to the texels a linear or gather fetch reads is undefined, as for `tex`."""
+    from semantics.machine.memory import UndefinedBehavior
+    pts = np.zeros((LANES, 4), np.float32)
+    pts[:, :2] = 1.0                          # (footprint: texels (0..1, 0..1))
+    with pytest.raises(UndefinedBehavior, match="non-coherent"):
+        run_kernel(_kernel(fetch + "\nst.global.f32 [%rd1+24], %f5;"), None, 1, LANES,
+                   {"t": _texels(15), "xyz": pts.reshape(-1),
+                    "out": np.zeros(4 * LANES, np.float32)}, views={0: view},
+                   detect_races=True)
