@@ -196,6 +196,23 @@ def _symbolic(fetch, view, pts, n_texels):
     return launch, ts, sub
 
 
+
+@pytest.mark.parametrize("mode,normalized", [("border", False), ("mirror", True)])
+def test_tex3d_point_sampling_symbolic(mode, normalized):
+    """Symbolic coordinates: the fetched term, at each test point, is the texel the model
+    names (or 0 outside, border)."""
+    dims, pts = DIMS["3d"], _points("3d", normalized)[:8]
+    view = View("texture", "t", "f32", dims, mode, "point", normalized)
+    launch, ts, sub = _symbolic(_tex("3d"), view, pts, 24)
+    for lane, p in enumerate(pts):
+        term = z3.simplify(z3.substitute(launch.buffers["out"][4 * lane], *sub))
+        idx = [_index(int(np.floor(_position(x, n, normalized))), n, mode)
+               for x, n in zip(p[:3], dims)]
+        if any(i is None for i in idx):
+            assert z3.is_bv_value(term) and term.as_long() == 0
+        else:
+            assert z3.eq(term, ts[idx[0] + dims[0] * (idx[1] + dims[1] * idx[2])]), lane
+
 @pytest.mark.parametrize("geom", ["1d", "2d", "3d"])
 @pytest.mark.parametrize("mode,normalized", [("border", False), ("mirror", True)])
 def test_linear_filtering_symbolic_is_a_function_of_the_footprint(geom, mode, normalized):
