@@ -57,8 +57,8 @@ def non_coherent(form) -> bool:
     """Does the access read through the non-coherent path, so the bytes must be read-only
     for the whole launch? `ld.global.nc` (PTX ISA, ld.global.nc) and texture fetches (CUDA
     Programming Guide: the texture cache is not kept coherent with global or surface writes
-    within a kernel call, so such a fetch returns undefined data)."""
-    return form.opcode == "tex" or form.has("nc")
+    within a kernel call, so such a fetch returns undefined data): `tex` and `tld4`."""
+    return form.opcode in ("tex", "tld4") or form.has("nc")
 
 
 def incoherent_after_writes(form) -> bool:

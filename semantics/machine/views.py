@@ -2,9 +2,9 @@
 parameter stands for.
 
 The kernel sees an opaque 64-bit handle. keq's launch passes, as that handle, the base address
-of the global buffer holding the texels (row-major, `dims[0]` texels a row), and records the
-object's descriptor (`View`) under that address; `tex`, `suld` and `sust`
-(`semantics.ops.texture`) resolve the handle to it. The texels are then read and written
+of the global buffer holding the texels (row-major, `dims[0]` texels a row, `dims[1]` rows
+a slice), and records the object's descriptor (`View`) under that address; `tex`, `tld4`,
+`txq`, `suld`, `sust` and `suq` (`semantics.ops.texture`) resolve the handle to it. The texels are then read and written
 through the memory port like any load and store, so bounds, races, indexed buffers and
 symbolic addresses work as they do for `ld`/`st`.
 """
@@ -24,7 +24,7 @@ class View:
     """One texture or surface object of a launch.
 
     `elem`: the texel type (a PTX type name: f32, s8, ...; one channel); `dims`: the width
-    (and height) in texels, each a 32-bit value: an int, or a z3 term in a symbolic launch
+    (height, depth) in texels, x fastest, each a 32-bit value: an int, or a z3 term in a symbolic launch
     whose shape is symbolic. `address`, `filter`, `normalized`: the texture's sampling
     state (a surface has none: its boundary mode is in the instruction)."""
 

@@ -173,12 +173,15 @@ def test_unread_channels_record_nothing_read_channels_are_unspecified():
     assert [e.kind for e in r.effects] == ["unspecified"] and ".y" in r.effects[0].what
 
 
-def test_linear_filtering_is_refused_by_name():
+def test_linear_filtering_of_integer_texels_is_refused_by_name():
+    """Linear filtering returns floats only (CUDA guide); keq models f32 and f16 texels
+    (tests/semantics/test_texture_filtering.py)."""
     xy = np.zeros((LANES, 2), np.float32)
-    with pytest.raises(UnsupportedError, match="linear filtering"):
+    with pytest.raises(UnsupportedError, match="linear filtering returns floating-point"):
         run_kernel(prepare(parse_ptx(TEX2D, "t.ptx"), "k"), None, 1, LANES,
-                   {"t": _texels(), "xy": xy.reshape(-1), "out": np.zeros(LANES, np.float32)},
-                   views={0: View("texture", "t", "f32", (W, H), "clamp", "linear")})
+                   {"t": np.zeros(W * H, np.int32), "xy": xy.reshape(-1),
+                    "out": np.zeros(LANES, np.float32)},
+                   views={0: View("texture", "t", "s32", (W, H), "clamp", "linear")})
 
 
 def test_handle_without_a_view_is_refused():

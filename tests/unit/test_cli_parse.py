@@ -57,8 +57,8 @@ KERNEL = """\
 
 	mov.u32 	%r3, tile;
 	mov.u32 	%r4, dsmem;
-	tex.3d.v4.f32.f32 	{%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6, %f5, %f6}];
-	tex.3d.v4.f32.f32 	{%f1, %f2, %f3, %f4}, [%rd1, {%f6, %f5, %f6, %f5}];
+	tex.a2d.v4.f32.f32 	{%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6, %f5, %f6}];
+	tex.a2d.v4.f32.f32 	{%f1, %f2, %f3, %f4}, [%rd1, {%f6, %f5, %f6, %f5}];
 	mma.sync.aligned.m16n8k16.row.col.f16.e4m3.e4m3.f16 {%r1, %r2}, {%r5, %r6}, {%r9}, {%r1, %r2};
 	st.shared.f32 	[red], %f1;
 
@@ -105,7 +105,7 @@ def run_json(path, capsys) -> dict:
 
 def test_kernel_lines_are_where_the_test_says():
     lines = KERNEL.split("\n")
-    assert lines[TEX_LINE - 1].lstrip().startswith("tex.3d")
+    assert lines[TEX_LINE - 1].lstrip().startswith("tex.a2d")
     assert lines[MMA_LINE - 1].lstrip().startswith("mma.sync")
 
 
@@ -164,7 +164,7 @@ def test_json_unsupported_list_matches_the_semantics_registry(ptx, capsys):
 def test_texture_and_tensor_core_instructions_are_listed_unsupported(ptx, capsys):
     k = run_json(ptx, capsys)["functions"][1]
     listed = {u["form"]: u for u in k["unsupported"]}
-    assert listed["tex.3d.v4.f32.f32"] == {"form": "tex.3d.v4.f32.f32", "count": 2,
+    assert listed["tex.a2d.v4.f32.f32"] == {"form": "tex.a2d.v4.f32.f32", "count": 2,
                                            "first": f"{ptx}:{TEX_LINE}:2"}
     mma = "mma.sync.aligned.m16n8k16.row.col.f16.e4m3.e4m3.f16"   # (fp8 k16: none yet)
     assert listed[mma] == {"form": mma, "count": 1, "first": f"{ptx}:{MMA_LINE}:2"}
@@ -193,7 +193,7 @@ def test_text_output(ptx, capsys):
     rows = k[9:9 + len(unsupported)]
     for row, (form, (count, first)) in zip(rows, unsupported.items()):
         assert row.split() == [form, f"x{count}", "first", "at", first]
-    assert any(r.split()[0] == "tex.3d.v4.f32.f32" and f":{TEX_LINE}:2" in r for r in rows)
+    assert any(r.split()[0] == "tex.a2d.v4.f32.f32" and f":{TEX_LINE}:2" in r for r in rows)
 
     f = lines[lines.index("func twice"):lines.index("entry k")]
     assert f[1] == "  params       (twice_param_0: .b32)"

@@ -49,7 +49,7 @@ def test_texture_param_loads_with_its_modes(write):
     ('address = "clamp"', 'address = "repeat"', "address", "address 'repeat' is not one of"),
     ('texture = "img"', 'texture = "nope"', "texture =", "names 'nope', which is not a buffer"),
     ('texture = "img"', 'texture = "w"', "texture =", "names 'w', which is not a buffer"),
-    ('dims = ["w", "h"]', 'dims = ["w", "h", 2]', "dims", "must have 1 or 2 entries"),
+    ('dims = ["w", "h"]', 'dims = ["w", "h", 2, 2]', "dims", "must have 1 to 3 entries"),
     ('dims = ["w", "h"]', 'dims = ["w", "q"]', "dims", "names 'q', which is not a param"),
     ('address = "clamp"', 'address = "wrap"', "address", "needs normalized = true"),
     ('normalized = false', 'normalized = 0', "normalized", "must be true or false"),
@@ -93,3 +93,12 @@ def test_keq_verify_exits_3_with_the_location(write, capsys):
     err = capsys.readouterr().err
     assert f"{path}:{_line(BLUR, 'address =')}:" in err and "error:" in err
     assert "Traceback" not in err
+
+
+def test_a_texture_takes_three_dims_a_surface_two(write):
+    text = BLUR.replace('dims = ["w", "h"]', 'dims = ["w", 1, "h"]')
+    spec = load_spec(write(text))
+    assert spec.candidate.views_at({"w": 7, "h": 2})[0].dims == (7, 1, 2)
+    text = SURF.replace('dims = ["w", "h"]', 'dims = ["w", "h", 1]', 1)
+    with pytest.raises(LocatedError, match="surface 'src_s' must have 1 to 2 entries"):
+        load_spec(write(text))

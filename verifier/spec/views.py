@@ -5,7 +5,7 @@ param `buf` (its texels, row-major):
     [[param]]
     name = "tex"
     texture = "img"          # or: surface = "img"
-    dims = ["w", "h"]        # width (and height) in texels: ints or expressions over scalars
+    dims = ["w", "h"]        # width (height, depth: textures) in texels: ints or expressions
     address = "clamp"        # clamp | wrap | mirror | border (textures; default clamp)
     filter = "point"         # point | linear (textures; default point)
     normalized = false       # textures; default false
@@ -112,10 +112,12 @@ def resolve_view(ld, kind: str, t: dict, path: tuple, name: str, buffers: dict,
     if b is None:
         raise ld.err(f"{kind} {name!r} names {target!r}, which is not a buffer param "
                      f"(buffers: {', '.join(buffers) or 'none'})", path + (kind,))
-    dims_v = ld.need(t, "dims", path, what, list, "a list of 1 or 2 ints or expressions")
-    if not 1 <= len(dims_v) <= 2:
-        raise ld.err(f"dims of {name!r} must have 1 or 2 entries (width, height), found "
-                     f"{len(dims_v)}", path + ("dims",))
+    most = 3 if kind == "texture" else 2          # (keq models 1-D and 2-D surfaces)
+    dims_v = ld.need(t, "dims", path, what, list, f"a list of 1 to {most} ints or expressions")
+    if not 1 <= len(dims_v) <= most:
+        axes = "width, height, depth" if most == 3 else "width, height"
+        raise ld.err(f"dims of {kind} {name!r} must have 1 to {most} entries ({axes}), "
+                     f"found {len(dims_v)}", path + ("dims",))
     dims = tuple(ld.expr(x, path + ("dims", j), scalars=int_scalars, what="dims")
                  for j, x in enumerate(dims_v))
     if kind == "surface":
