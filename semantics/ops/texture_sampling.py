@@ -9,6 +9,7 @@ from __future__ import annotations
 from semantics.errors import UnsupportedError
 from semantics.ir.operands import Addr, BracketList, Reg, Vec
 from semantics.ir.types import TYPES
+from semantics.machine.mentions import mentions
 from semantics.machine.views import View, view_key
 
 U64 = TYPES["u64"]
@@ -218,36 +219,8 @@ def missing_channel(x, view: View, ch: str, texel, w: int, site: str):
                               x.choices, [w])
 
 
-_MENTIONS: dict[int, tuple] = {}
-
-
-def mentions(instrs) -> dict:
-    """How many operand positions name each register in `instrs` (cached per kernel)."""
-    hit = _MENTIONS.get(id(instrs))
-    if hit is not None and hit[0] is instrs:
-        return hit[1]
-    count: dict = {}
-
-    def walk(op) -> None:
-        if isinstance(op, Reg):
-            count[op] = count.get(op, 0) + 1
-        for sub in getattr(op, "elems", ()) or getattr(op, "items", ()):
-            walk(sub)
-        base = getattr(op, "base", None)
-        if isinstance(base, Reg):
-            walk(base)
-    for ins in instrs:
-        for op in getattr(ins, "operands", ()):
-            walk(op)
-        guard = getattr(ins, "guard", None)
-        if guard is not None:
-            walk(guard.reg)
-    _MENTIONS[id(instrs)] = (instrs, count)
-    return count
-
-
 __all__ = ["parts", "handle_of", "view_of", "fetch_coordinates", "extents", "axis_index",
            "float_position", "float_coordinate", "footprint_coordinate", "texel_offset",
            "load_texel", "texel_value", "unspecified_texel", "write_channels", "is_read",
-           "missing_channel", "mentions", "U64", "S32", "F32_FROM", "INT_FROM", "GEOMETRIES",
+           "missing_channel", "U64", "S32", "F32_FROM", "INT_FROM", "GEOMETRIES",
            "F64_HALF"]
