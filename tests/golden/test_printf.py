@@ -125,3 +125,18 @@ def test_what_each_thread_prints_on_the_emulator(tmp_path):
     assert result.printed == {1: ("a[1] = 101 (half 50.500000)\n",),
                               2: ("a[2] = 300 (half 150.000000)\n",)}
     assert final[PRINTED] == result.printed
+
+
+def test_verify_json_carries_what_each_side_printed(capsys):
+    import json
+
+    from verifier.cli.main import main
+    gather = Path(__file__).resolve().parents[2] / "kernels" / "gather"
+    rc = main(["verify", str(gather / "printf_unsigned.toml"), "--json", "-j", "1"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 1 and out["verdict"] == "not-equivalent"
+    cex = out["counterexample"]
+    d = cex["differences"][0]
+    assert d["param"] == PRINTED
+    ref, cand = (cex["printed"][r][str(d["index"])][0] for r in ("reference", "candidate"))
+    assert "token -" in ref and "token 42949672" in cand
