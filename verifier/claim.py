@@ -43,6 +43,11 @@ def assignments(spec: PairSpec, fixed: dict[str, int], limit: int) -> tuple[list
                 lo, hi = int_bounds(p.type)
                 return [], (f"scalar '{p.name}' shapes the launch and has no range: "
                             f"{hi - lo + 1} values")
+            # An `assume` about this scalar alone (`M % 32 == 0`) narrows its axis before the
+            # count, as the maximal launch's plan does (`verifier.shape_plan`)
+            alone = [a for a in spec.assume if a.names <= {p.name} | set(fixed)]
+            dom = [v for v in dict.fromkeys(dom)
+                   if all(a.eval(dict(fixed, **{p.name: v})) for a in alone)]
             axes.append((p.name, dom))
     total = 1
     for _, dom in axes:

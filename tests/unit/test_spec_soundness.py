@@ -580,3 +580,22 @@ def test_models_name_every_declared_constant_but_the_auxiliaries(solver):
     assert r.answer == "sat", r.detail
     assert set(r.model) == {"A[4]", "keq!u!candidate/reg/%r5!3", "keq!u!p"}
     assert r.model["keq!u!candidate/reg/%r5!3"] == 0x40000000 and r.model["keq!u!p"] is True
+
+
+def test_assumes_about_one_scalar_narrow_the_count_before_enumeration(tmp_path):
+    # issue 32: ranges [32, 64] with M, N, K % 32 == 0 allow 8 shapes; keq used to count
+    # 33^3 = 35,937 and refuse to enumerate them
+    from pathlib import Path
+    from verifier.spec import load_spec
+    text = (Path(__file__).resolve().parents[2] / "kernels" / "matmul" /
+            "tiled_bitexact_k16.toml").read_text()
+    text = text.replace('assume = ["K % 16 == 0"]',
+                        'assume = ["K % 32 == 0", "M % 32 == 0", "N % 32 == 0", "M <= N + 32"]')
+    text = text.replace("range = [1, 32]", "range = [32, 64]")
+    p = tmp_path / "s.toml"
+    p.write_text(text.replace('ptx = "', f'ptx = "{Path(__file__).resolve().parents[2]}'
+                                         f'/kernels/matmul/'))
+    envs, why = assignments(load_spec(p), {}, 16)
+    assert why == "" and len(envs) == 8
+    assert {(e["M"], e["N"], e["K"]) for e in envs} == {
+        (m, n, k) for m in (32, 64) for n in (32, 64) for k in (32, 64)}
