@@ -15,9 +15,14 @@ from verifier.spec import (CLAIM_NAMES, FLOAT_FORMATS, PairSpec, ParamSpec, floa
                            float_value, int_bounds, type_bits)
 
 
+def _kernels(side) -> str:
+    """A side's kernel, or its launches in order ("row_sums; divide")."""
+    return "; ".join(s.kernel for s in side.launches)
+
+
 def launch_scalars(spec: PairSpec) -> set[str]:
     names: set[str] = set()
-    for side in (spec.reference, spec.candidate):
+    for side in spec.reference.launches + spec.candidate.launches:
         for e in (*side.grid, *side.block):
             names |= e.names
     for p in spec.params:
@@ -212,14 +217,14 @@ def claim_text(spec: PairSpec, fixed: dict[str, int]) -> str:
         arch = f"; tensor cores as on {spec.arch or DEFAULT_ARCH}" + ("" if spec.arch else
                                                                        " (the default arch)")
     views = "".join(f"; {v.claim_text()}" for v in getattr(spec, "views", ()))
-    return (f"{spec.name}: {spec.candidate.kernel} == {spec.reference.kernel} ({spec.mode}) "
-            f"for {', '.join(parts) or 'the launch'}{assume}, every input{allow}{target}{arch}"
-            f"{views}")
+    kernels = f"{_kernels(spec.candidate)} == {_kernels(spec.reference)}"
+    return (f"{spec.name}: {kernels} ({spec.mode}) for {', '.join(parts) or 'the launch'}"
+            f"{assume}, every input{allow}{target}{arch}{views}")
 
 
 def _uses_tensor_cores(spec: PairSpec) -> bool:
     """Does a side's PTX run `mma` (whose numerics the claim's `arch` names)?"""
-    for side in (spec.reference, spec.candidate):
+    for side in spec.reference.launches + spec.candidate.launches:
         functions = getattr(side.module, "functions", None)
         if isinstance(functions, dict) and any(
                 ins.form.opcode in ("mma", "wmma") for fn in functions.values()

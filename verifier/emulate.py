@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Mapping, NamedTuple
 
 from semantics.choices import Choices, Target
-from semantics.machine import prepare, run_kernel
+from semantics.machine import Effect, LaunchResult, prepare, run_kernel
 from semantics.machine.kernel import PreparedKernel
 from verifier.printed import PRINTED
 from verifier.spec import Side
@@ -49,7 +49,12 @@ def run_side(side: Side, values: Mapping[str, Any], scalars: Mapping[str, Any], 
     """Launch `side` with `values` (every param by spec name; buffers are not modified).
 
     Returns the `EmulatedSide`: every param's final value by spec name, and the
-    `LaunchResult`. `run_kw` goes to `run_kernel` (detect_races=, coverage=, ...)."""
+    `LaunchResult`. `run_kw` goes to `run_kernel` (detect_races=, coverage=, ...). A side
+    of several launches runs them in order, each on the buffers the one before left; the
+    result holds all their effects and what they printed (in launch order), and neither the
+    last writers nor coverage (one kernel's notions)."""
+    if side.then:
+        return _run_launches(side, values, scalars, prepared, run_kw)
     grid, block = side.launch(scalars)
     args = side.kernel_args(values)
     k = prepared if prepared is not None else prepare_side(side)
@@ -64,3 +69,76 @@ def run_side(side: Side, values: Mapping[str, Any], scalars: Mapping[str, Any], 
     if result.printed:
         final[PRINTED] = dict(result.printed)
     return EmulatedSide(final, result)
+
+
+_PREPARED: dict[tuple, tuple[Any, PreparedKernel]] = {}
+
+
+def _prepared(side: Side) -> PreparedKernel:
+    """A later launch's kernel, prepared once per parsed module (fuzzing runs a side
+    thousands of times; the module is kept with it, so its id is not reused)."""
+    key = (side.kernel, id(side.module))
+    hit = _PREPARED.get(key)
+    if hit is None:
+        hit = _PREPARED[key] = (side.module, prepare_side(side))
+    return hit[1]
+
+
+def _run_launches(side: Side, values, scalars, prepared, run_kw) -> EmulatedSide:
+    final: dict[str, Any] = dict(values)
+    effects: list = []
+    printed: dict[int, tuple[str, ...]] = {}
+    logged = bool(run_kw.get("detect_races"))
+    before = None               # the launch before: (side, its global bytes by spec name)
+    for j, launch in enumerate(side.launches):
+        k = prepared if j == 0 and prepared is not None else _prepared(launch)
+        final, result = run_side(launch, final, scalars, prepared=k,
+                                 **(dict(run_kw, log_global=True) if logged else run_kw))
+        effects.extend(e for e in result.effects if e not in effects)
+        if logged:
+            touched = _by_spec_name(launch, k, result)
+            if launch.programmatic and before is not None:
+                effects.extend(_early_races(before, launch, touched, result.global_log))
+            before = (launch, touched)
+        for t, lines in final.pop(PRINTED, {}).items():
+            printed[t] = printed.get(t, ()) + lines
+    if printed:
+        final[PRINTED] = printed
+    return EmulatedSide(final, LaunchResult({}, tuple(effects), None, None,
+                                            dict(sorted(printed.items()))))
+
+
+def _by_spec_name(launch: Side, k: PreparedKernel, result) -> dict[str, tuple]:
+    """Per buffer (spec name): its global bytes' offset in the launch's memory, and which
+    of them the launch read and wrote."""
+    log, out = result.global_log, {}
+    for name, kp in zip(launch.arg_names, k.fn.params):
+        if kp.name in result.global_ranges:
+            off, n = result.global_ranges[kp.name]
+            out[name] = (off, n, log.read[off:off + n].copy(), log.written[off:off + n].copy())
+    return out
+
+
+def _early_races(before: tuple, launch: Side, touched: dict, log) -> list:
+    """The races of a programmatic launch's accesses before `griddepcontrol.wait` with the
+    launch before it (`semantics.machine.grid_dependency`): the first per access site."""
+    prev, prev_touched = before
+    out = []
+    for e in log.early:
+        for name, (off, n, _, _) in touched.items():
+            if name not in prev_touched:
+                continue
+            mine = e.offsets[(e.offsets >= off) & (e.offsets < off + n)] - off
+            _, _, read, written = prev_touched[name]
+            other = written if e.kind == "r" else (read | written)
+            hit = mine[other[mine]] if mine.size else mine
+            if hit.size:
+                what = {"r": "read", "w": "write", "a": "atomic"}[e.kind]
+                out.append(Effect("race", f"data race on '{name}' (byte {int(hit[0])}): "
+                                  f"{what} by {e.thread} at {e.loc} before its "
+                                  f"griddepcontrol.wait, and {prev.kernel}'s "
+                                  f"{'write' if e.kind == 'r' else 'access'} in the launch "
+                                  f"before (programmatic dependent launch: only the wait "
+                                  f"orders them)", e.loc))
+                break
+    return out

@@ -49,6 +49,9 @@ def plan(spec: PairSpec, fixed: dict[str, int]) -> ShapePlan:
     """The maximal launch of a claim: raises ShapeFallback when there is none."""
     names = tuple(p.name for p in spec.scalars
                   if p.name in launch_scalars(spec) and p.name not in fixed)
+    if spec.reference.then or spec.candidate.then:
+        raise ShapeFallback("a side of several launches is checked one launch shape at a "
+                            "time")
     if not names:
         raise ShapeFallback("no scalar shapes the launch")
     axes = []
@@ -158,6 +161,9 @@ def plan_at(spec: PairSpec, env: dict[str, int]) -> ShapePlan:
     """A plan of the one launch shape `env` fixes: the symbolic launch's machinery (every
     access logged with its condition, addresses that depend on input data split by value)
     at a single shape, for what the per-shape check cannot decide on its own."""
+    if spec.reference.then or spec.candidate.then:
+        raise ShapeFallback("the logged machinery runs one kernel per side; this side has "
+                            "several launches")
     grids, blocks = {}, {}
     for role in ("reference", "candidate"):
         grid, block = spec.side(role).launch(env)

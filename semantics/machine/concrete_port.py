@@ -15,6 +15,9 @@ class ConcretePort:
         self.mem = mem
         self.track_uninitialized = track_uninitialized
         self.races = races
+        # what the launch touches in global memory, for programmatic dependent launch
+        # (`semantics.machine.grid_dependency`); None unless asked for
+        self.global_log = None
         self.writes_done = 0          # stores and atomics so far (a spinning loop makes none)
         self.shared_reads = 0         # loads of memory another thread may write
 
@@ -22,6 +25,8 @@ class ConcretePort:
         return self.writes_done
 
     def _track(self, x, arr, flat, nbytes, active, kind, addr, values=None) -> None:
+        if self.global_log is not None and arr is self.mem.g:
+            self.global_log.access(x, flat, nbytes, active, kind)
         if self.races is None:
             return
         region = "global" if arr is self.mem.g else \
@@ -60,6 +65,11 @@ class ConcretePort:
     def warp_sync(self, x, lanes: np.ndarray, whole_warp: bool) -> None:
         if self.races is not None:
             self.races.warp_sync(x, lanes)
+
+    def grid_wait(self, x, lanes: np.ndarray) -> None:
+        """`griddepcontrol.wait` by `lanes` (`semantics.machine.grid_dependency`)."""
+        if self.global_log is not None:
+            self.global_log.wait(x, lanes)
 
     def complete_async(self, x, serial: int, lanes: np.ndarray) -> None:
         """A `cp.async` completes for `lanes` (`semantics.machine.async_copies`)."""

@@ -720,6 +720,14 @@ class Executor:
         if hook is not None:
             hook(self, np.flatnonzero(_certain(self.mask)))
 
+    def grid_wait(self) -> None:
+        """`griddepcontrol.wait` by the executing lanes: where the memory port logs a
+        programmatic dependent launch, what they access from here on is ordered after the
+        launch before (`semantics.machine.grid_dependency`)."""
+        hook = getattr(self.port, "grid_wait", None)
+        if hook is not None:
+            hook(self, np.flatnonzero(_maybe(self.mask)))
+
     def certain_lanes(self, p=None) -> np.ndarray:
         """The lanes where `p` (default: the mask) certainly holds."""
         return np.flatnonzero(_certain(self.mask if p is None else p))

@@ -18,6 +18,7 @@ from semantics.machine.executor import Effect, Executor, Geometry, thread_name_o
 from semantics.machine.kernel import PreparedKernel, prepare
 from semantics.machine.layout import for_launch, shared_row_size, shared_vars
 from semantics.machine.memory import ConcreteMemory, GlobalLayout
+from semantics.machine.grid_dependency import GlobalLog
 from semantics.machine.printf_format import render
 from semantics.machine.races import RaceDetector
 from semantics.machine.views import View, view_key
@@ -49,6 +50,10 @@ class LaunchResult:
     writers: dict[str, Callable[[int], str]] | None = None
     # What each thread printed (global thread id -> its lines, in order), where any did.
     printed: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
+    # With log_global: the global bytes touched and the accesses before griddepcontrol.wait,
+    # and each pointer argument's bytes among them (offset, size) by name
+    global_log: GlobalLog | None = None
+    global_ranges: Mapping[str, tuple[int, int]] = field(default_factory=dict)
 
 
 def _dim3(v: int | Sequence[int], what: str) -> Dim3:
@@ -83,7 +88,8 @@ def run_kernel(module: Module | PreparedKernel, kernel: str | None, grid, block,
                detect_races: bool = False, coverage: bool = False,
                shared_fill: int | None = None, choices: Choices | None = None,
                tag: str = "k", read_only: Collection[str] = (),
-               views: Mapping[int, View] | None = None) -> LaunchResult:
+               views: Mapping[int, View] | None = None,
+               log_global: bool = False) -> LaunchResult:
     """Run `kernel` with `args` in .entry parameter order (or a mapping by PTX param name).
 
     numpy arrays become global buffers (pointer parameters get their addresses); other values
@@ -97,6 +103,8 @@ def run_kernel(module: Module | PreparedKernel, kernel: str | None, grid, block,
     `read_only` names the buffer parameters the kernel must not write (a write faults).
     `views` (parameter index -> `View`): the parameters that are texture or surface objects;
     each is passed a numpy array (its texels) and the kernel gets its address as the handle.
+    `log_global` records the global bytes the launch touches and its accesses before
+    `griddepcontrol.wait` (`LaunchResult.global_log`, `semantics.machine.grid_dependency`).
     """
     choices = choices if choices is not None else Choices()
     k = module if isinstance(module, PreparedKernel) else prepare(module, kernel)
@@ -138,6 +146,8 @@ def run_kernel(module: Module | PreparedKernel, kernel: str | None, grid, block,
     mem = ConcreteMemory(layout, buffers, read_only=frozenset(read_only))
     races = RaceDetector(threads, choices.target.benign_write_races) if detect_races else None
     port = ConcretePort(mem, races=races)
+    if log_global:
+        port.global_log = GlobalLog(mem.g.size)
     blocks_seen: set[int] = set()
     branches_seen: set[tuple[int, bool]] = set()
     shared_size = shared_row_size(k, dynamic_shared)
@@ -186,7 +196,9 @@ def run_kernel(module: Module | PreparedKernel, kernel: str | None, grid, block,
         writers = {name: _last_writer(races, geom, a.base - mem.base)
                    for name, (a, v) in allocs.items()}
     return LaunchResult(out, tuple(effects), cov, writers,
-                        {t: tuple(lines) for t, lines in sorted(printed.items())})
+                        {t: tuple(lines) for t, lines in sorted(printed.items())},
+                        port.global_log,
+                        {name: (a.base - mem.base, v.nbytes) for name, (a, v) in allocs.items()})
 
 
 def _render_prints(prints, printed: dict[int, list[str]]) -> None:

@@ -261,10 +261,13 @@ def _nanosleep(x) -> None:
 
 def _griddepcontrol(x) -> None:
     """griddepcontrol.wait / .launch_dependents (programmatic dependent launch, PTX ISA
-    9.7.13.x): an ordering with the grids launched before or after this one. A claim is about
-    one launch per side, its inputs given before it starts, so nothing a value can observe
-    changes here; a side of several launches would make `wait` the point where the previous
-    launch's writes become visible (not modelled: such sides do not exist yet)."""
+    `griddepcontrol`): an ordering with the grids launched before or after this one. Values
+    see nothing here (a launch's inputs are the buffers the launch before left); `wait` is
+    where a programmatic launch's accesses become ordered after the launch before, which the
+    emulator's race detection checks (`semantics.machine.grid_dependency`). A trigger
+    (`launch_dependents`) orders nothing keq counts on: only the wait makes memory visible."""
+    if x.form.has("wait"):
+        x.grid_wait()
 
 
 def _fence(x) -> None:

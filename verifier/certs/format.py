@@ -103,7 +103,15 @@ def _evidence(verdict) -> list[str]:
 
 
 def _side_json(side, root: Path, ptx_hash: str) -> dict:
-    return {"ptx": rel(side.ptx, root), "kernel": side.kernel, "sha256": ptx_hash,
+    out = _launch_json(side, root)
+    out["sha256"] = ptx_hash
+    if getattr(side, "then", ()):
+        out["then"] = [_launch_json(s, root) for s in side.then]   # (sha256 covers them all)
+    return out
+
+
+def _launch_json(side, root: Path) -> dict:
+    return {"ptx": rel(side.ptx, root), "kernel": side.kernel,
             "grid": [e.text if isinstance(e.text, str) else str(e.text) for e in side.grid],
             "block": [e.text if isinstance(e.text, str) else str(e.text) for e in side.block]}
 

@@ -54,6 +54,9 @@ def side_sha256(side) -> str:
     """The hash of a side's kernel: normalized PTX, or for a SASS side the listing parsed and
     printed back by keq's SASS printer (a `.cubin` is disassembled first), so only what keq
     reads counts."""
+    if getattr(side, "then", ()):
+        # several launches: each one's PTX and kernel, in order
+        return sha256_text("\n".join(f"{ptx_sha256(s.ptx)} {s.kernel}" for s in side.launches))
     if getattr(side, "isa", "ptx") == "ptx":
         return ptx_sha256(side.ptx)
     from semantics.sass.printer import print_sass

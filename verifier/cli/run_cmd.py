@@ -220,6 +220,11 @@ def run(args: argparse.Namespace) -> int:
         "buffers": {p.name: _summary(p, final[p.name]) for p in shown},
         "output": args.output,
     }
+    if side.then:
+        # the side's later launches (a side of one launch keeps the keys it always had)
+        report["then"] = [{"kernel": s.kernel, "ptx": str(s.ptx), "programmatic": s.programmatic,
+                           "grid": list(s.launch(scalars)[0]),
+                           "block": list(s.launch(scalars)[1])} for s in side.then]
     if result.printed:
         # what each thread printed, by global linear id (`verifier.printed`)
         report["printed"] = {str(t): list(lines) for t, lines in result.printed.items()}
@@ -234,6 +239,10 @@ def run(args: argparse.Namespace) -> int:
     sc = ", ".join(f"{k}={_fmt(_jsonable(v))}" for k, v in scalars.items())
     print(f"{spec.name} [{side.role}] {side.kernel} ({side.ptx})")
     print(f"  launch   grid={tuple(grid)} block={tuple(block)}  {sc}")
+    for later in side.then:
+        g, b = later.launch(scalars)
+        pdl = " (programmatic)" if later.programmatic else ""
+        print(f"  then     {later.kernel}{pdl} grid={tuple(g)} block={tuple(b)}")
     if not default:
         shared = "" if shared_fill is None else \
             f"; every shared byte {shared_fill:#04x} at launch ({shared_from})"

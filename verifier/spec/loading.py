@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import re
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,9 @@ from verifier.spec.views import load_view, resolve_view
 
 TOP_KEYS = ("name", "description", "mode", "expect", "assume", "allow", "target_assumptions",
             "arch", "reference", "candidate", "param")
-SIDE_KEYS = ("ptx", "sass", "cubin", "kernel", "grid", "block", "args", "dynamic_shared")
+SIDE_KEYS = ("ptx", "sass", "cubin", "kernel", "grid", "block", "args", "dynamic_shared",
+             "then")
+THEN_KEYS = ("ptx", "kernel", "grid", "block", "args", "dynamic_shared", "programmatic")
 BUFFER_KEYS = ("name", "buffer", "length", "access", "range")
 SCALAR_KEYS = ("name", "scalar", "range", "values")
 
@@ -178,9 +181,10 @@ class _Loader(ParamDomains):
         self.assume = tuple(assume)
         ref = self.side("reference", params, int_scalars)
         cand = self.side("candidate", params, int_scalars)
-        if ref.args is not None or cand.args is not None:
-            used = set(ref.arg_names) | set(cand.arg_names) | \
-                {v.name for _, v in ref.views + cand.views}
+        launches = ref.launches + cand.launches
+        if any(s.args is not None for s in launches):
+            used = {n for s in launches for n in s.arg_names} | \
+                {v.name for s in launches for _, v in s.views}
             for i, p in enumerate(params):
                 if p.name not in used:
                     raise self.err(f"param {p.name!r} is passed to neither kernel (add it to "
@@ -261,13 +265,37 @@ class _Loader(ParamDomains):
 
     def side(self, role: str, params: tuple[ParamSpec, ...], int_scalars: dict) -> Side:
         t = self.doc[role]
-        path = (role,)
-        what = f"[{role}]"
-        self.keys(t, path, SIDE_KEYS, what)
+        self.keys(t, (role,), SIDE_KEYS, f"[{role}]")
         if "ptx" not in t and ("sass" in t or "cubin" in t):
+            if "then" in t:
+                raise self.err(f"[{role}] given as SASS has one launch (`then` is for PTX "
+                               f"sides)", (role, "then"))
             return self.sass_side(role, params, int_scalars)
+        first = self.one_launch(role, t, (role,), f"[{role}]", params, int_scalars)
+        if "then" not in t:
+            return first
+        later = self.typed(t["then"], (role, "then"), list, "an array of tables "
+                           f"[[{role}.then]]", "then")
+        then = []
+        for j, u in enumerate(later):
+            path, what = (role, "then", j), f"[[{role}.then]] {j + 1}"
+            if not isinstance(u, dict):
+                raise self.err(f"{what} must be a table, found {_tname(u)}", path)
+            self.keys(u, path, THEN_KEYS, what)
+            if "ptx" not in u:
+                u = dict(u, ptx=t["ptx"])        # (the side's PTX file by default)
+            prog = self.typed(u.get("programmatic", False), path + ("programmatic",), bool,
+                              "true or false", "programmatic")
+            then.append(replace(self.one_launch(role, u, path, what, params, int_scalars),
+                                programmatic=prog))
+        return replace(first, then=tuple(then))
+
+    def one_launch(self, role: str, t: dict, path: tuple, what: str,
+                   params: tuple[ParamSpec, ...], int_scalars: dict) -> Side:
+        """One PTX launch of side `role`, from the table `t` at `path`."""
         ptx_name = self.need(t, "ptx", path, what, str, "a path string")
-        kernel, dims, args, arg_names, dyn = self.launch_keys(role, params, int_scalars)
+        kernel, dims, args, arg_names, dyn = self.launch_keys(role, params, int_scalars,
+                                                              t, path, what)
         names = list(self.order)
         arg_names, views = self.view_slots(role, args, arg_names)
         sass = None
@@ -392,11 +420,13 @@ class _Loader(ParamDomains):
         lo, hi = p.range if p.range is not None else int_bounds(p.type)
         return range(lo, hi + 1)
 
-    def launch_keys(self, role: str, params, int_scalars: dict):
-        """kernel, grid, block, args, arg_names, dynamic_shared of a side (any ISA)."""
-        t = self.doc[role]
-        path = (role,)
-        what = f"[{role}]"
+    def launch_keys(self, role: str, params, int_scalars: dict, t: dict | None = None,
+                    path: tuple | None = None, what: str | None = None):
+        """kernel, grid, block, args, arg_names, dynamic_shared of a launch (any ISA): the
+        side's table, or `t` at `path` (a `then` launch)."""
+        t = self.doc[role] if t is None else t
+        path = (role,) if path is None else path
+        what = f"[{role}]" if what is None else what
         kernel = self.need(t, "kernel", path, what, str, "a string")
         dims = {}
         for key in ("grid", "block"):

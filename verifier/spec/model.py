@@ -5,7 +5,7 @@ mapping a spec type to numpy and to its bit width and integer bounds."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Mapping
@@ -279,6 +279,20 @@ class Side:
     # texture and surface params it is passed: (.entry parameter index, `ViewSpec`); the
     # parameter's slot in `arg_names` holds the buffer the object is over
     views: tuple[tuple[int, Any], ...] = ()
+    # The launches that follow this one on the same side, in order (`[[reference.then]]`):
+    # a side of several kernels (mean, then variance, then normalize); each is a Side of
+    # one launch, and the buffers each leaves are the next one's (`verifier.launches`)
+    then: tuple["Side", ...] = ()
+    # a `then` launch made with programmatic stream serialization (PDL: `programmatic = true`),
+    # which may start before the launch before it ends (`semantics.machine.grid_dependency`)
+    programmatic: bool = False
+
+    @property
+    def launches(self) -> tuple["Side", ...]:
+        """Every launch of this side, in order (this one first, without its `then`)."""
+        if not self.then:
+            return (self,)
+        return (replace(self, then=()),) + self.then
 
     def views_at(self, scalars: Mapping[str, int]) -> dict:
         """The texture and surface objects of a launch at one shape, by parameter index."""

@@ -19,6 +19,7 @@ from semantics.machine.symbolic_port import AddressBudget, LaunchShape
 from semantics.machine.symbolic_run import SymbolicLaunch, run_symbolic
 from verifier.counterexample import fault_counterexample, replay_fault, shape_text
 from verifier.indexed import NotIndexable, indexed_params, size_check
+from verifier.launches import run_launches
 from verifier.run import Run
 from verifier.spec import type_bits
 from verifier.stages.base import Execution, Maximal, Next, Undecided, below
@@ -67,6 +68,8 @@ def _at_one_shape(run: Run, ex: Execution) -> Verdict | None:
 
 def _launch_at(run: Run, role: str, ex: Execution) -> SymbolicLaunch:
     side = run.spec.side(role)
+    if side.then:
+        return run_launches(run, role, ex.env, ex.values)
     k = run.kernel(role)
     grid, block = side.launch(ex.env)
     return run_symbolic(k, grid, block, side.kernel_args(ex.values),

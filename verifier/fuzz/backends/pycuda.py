@@ -167,6 +167,10 @@ class PycudaBackend:
         out = {}
         self._modules = []
         for s in (spec.reference, spec.candidate):
+            if s.then:
+                raise KeqError(f"{spec.path}: the {s.role} has {len(s.launches)} launches; "
+                               f"the pycuda backend runs one kernel per side (use the "
+                               f"emulator backend)")
             mod, fn = self.load(s.ptx.read_text(), s.kernel, str(s.ptx))
             self._modules.append(mod)
             out[s.role] = PycudaSide(s, spec, fn, self.drv)
