@@ -16,6 +16,7 @@ import z3
 
 from semantics.choices import CONSTANT_PREFIX, FUNCTION_PREFIX
 from verifier.approx_bounds import admissible
+from verifier.mma_bounds import bounded_effect, tensor_range
 from verifier.terms import free_constants, function_names
 from verifier.testing import check_reference_determined, differences
 
@@ -25,6 +26,9 @@ def for_every_function(witness, value_of, variables, chosen: dict) -> bool:
     functions they apply are (the GPU's own NaN rule, its approximation)? Asked of z3 with
     every constant fixed to the model's value and the functions free."""
     a, b = witness
+    if isinstance(a, int) or isinstance(b, int):      # (an element the kernel left constant)
+        size = b.size() if isinstance(a, int) else a.size()
+        a, b = (z3.BitVecVal(t, size) if isinstance(t, int) else t for t in (a, b))
     pairs = []
     for c in free_constants(a, b):
         name = str(c)
@@ -44,10 +48,28 @@ def for_every_function(witness, value_of, variables, chosen: dict) -> bool:
     return s.check() == z3.unsat
 
 
+_TENSOR = (FUNCTION_PREFIX + "mma.", FUNCTION_PREFIX + "wmma.")
+_SORTS = {"f32": z3.Float32(), "f16": z3.Float16()}
+
+
+def _span(app) -> tuple[int, int, str] | None:
+    """The bit patterns an approximate instruction or a tensor core may return at this
+    application (its arguments fixed), and their format; None: any value."""
+    name = app.decl().name()
+    args = [z3.simplify(x) for x in app.children()]
+    if not all(z3.is_bv_value(x) for x in args):
+        return None
+    if name.startswith(_TENSOR):
+        return tensor_range(name[len(FUNCTION_PREFIX):], [x.as_long() for x in args])
+    span = admissible(name, args[0].as_long()) if len(args) == 1 else None
+    return None if span is None else (span[0], span[1], "f32")
+
+
 def bounded_approximations(a, b) -> tuple:
-    """`a` and `b` (inputs fixed) with each approximate instruction applied to a fixed
-    argument replaced by a fresh value and the constraints that keep it within what the
-    ISA documents for it (`verifier.approx_bounds`); the others stay free."""
+    """`a` and `b` (inputs fixed) with each approximate instruction and tensor core applied
+    to fixed arguments replaced by a fresh value and the constraints that keep it within
+    what keq admits for it (`verifier.approx_bounds`, `verifier.mma_bounds`); the others
+    stay free."""
     apps: dict[int, z3.ExprRef] = {}
     todo, seen = [a, b], set()
     while todo:
@@ -55,22 +77,23 @@ def bounded_approximations(a, b) -> tuple:
         if t.get_id() in seen:
             continue
         seen.add(t.get_id())
-        if z3.is_app(t) and t.num_args() == 1 and ".approx." in t.decl().name():
+        if z3.is_app(t) and ((t.num_args() == 1 and ".approx." in t.decl().name()) or
+                             t.decl().name().startswith(_TENSOR)):
             apps[t.get_id()] = t
         todo.extend(t.children())
     pairs, within = [], []
-    values: dict[tuple[str, int], z3.BitVecRef] = {}     # (function, argument) -> its value
+    values: dict[tuple, z3.BitVecRef] = {}     # (function, arguments) -> its value
     for app in apps.values():
-        arg = z3.simplify(app.arg(0))
-        span = admissible(app.decl().name(), arg.as_long()) if z3.is_bv_value(arg) else None
+        span = _span(app)
         if span is None:
             continue
-        key = (app.decl().name(), arg.as_long())
-        v = values.get(key)          # (one function: the same argument, the same value)
+        key = (app.decl().name(), tuple(z3.simplify(x).as_long() for x in app.children()))
+        v = values.get(key)          # (one function: the same arguments, the same value)
         if v is None:
             v = values[key] = z3.BitVec(f"keq!approx!{len(values)}", app.size())
-            lo, hi = (z3.fpBVToFP(z3.BitVecVal(x, 32), z3.Float32()) for x in span)
-            fv = z3.fpBVToFP(v, z3.Float32())
+            sort = _SORTS[span[2]]
+            lo, hi = (z3.fpBVToFP(z3.BitVecVal(x, app.size()), sort) for x in span[:2])
+            fv = z3.fpBVToFP(v, sort)
             within.append(v == span[0] if span[0] == span[1] else
                           z3.And(z3.fpLEQ(lo, fv), z3.fpLEQ(fv, hi)))
         pairs.append((app, v))
@@ -80,8 +103,9 @@ def bounded_approximations(a, b) -> tuple:
 
 
 def mentions_approximations(*terms) -> bool:
-    """Does one of `terms` (ints or z3 terms) apply an approximate instruction?"""
-    return any(".approx." in name for name in
+    """Does one of `terms` (ints or z3 terms) apply an approximate instruction or a tensor
+    core (the functions whose values keq bounds)?"""
+    return any(".approx." in name or name.startswith(_TENSOR) for name in
                function_names(*[t for t in terms if not isinstance(t, int)]))
 
 
@@ -104,8 +128,9 @@ def bounded_difference(ctx, scalars: dict, inputs: dict, rep: dict, terms: dict 
     if not terms:
         return None
     effects = [e for side in rep.values() for e in side.result.effects]
-    if any(e.kind in ("undefined", "unspecified", "fragment") for e in effects) or \
-            not any(e.kind == "approximation" for e in effects):
+    if any(e.kind in ("undefined", "unspecified", "fragment") and not bounded_effect(e)
+           for e in effects) or \
+            not any(e.kind == "approximation" or bounded_effect(e) for e in effects):
         return None
     diffs = differences(ctx.spec, rep["reference"].final, rep["candidate"].final)
     for d in diffs[:4]:

@@ -320,8 +320,10 @@ def replayed_difference(ctx, scalars: dict, inputs: dict, seed: int,
         found = bounded_difference(ctx, scalars, inputs, rep, terms, seed)
         if found is None:
             return None
-        note = ("the outputs differ for every value of the approximate instructions within "
-                "the ISA's documented error bounds (verifier/approx_bounds.py)")
+        note = ("the outputs differ for every value of the approximate instructions and "
+                "tensor cores within the bounds keq admits (the ISA's documented error "
+                "bounds, verifier/approx_bounds.py; for mma, truncation to 22 bits below "
+                "the largest term, verifier/mma_bounds.py)")
     choices, cand, diffs = found
     note = note_for(choices, rep["candidate"].result.effects) or (
         f"with {choices.describe()}, one execution the GPU may give, the outputs differ"

@@ -266,19 +266,25 @@ def _narrower(ctx: Run, p, i: int, a, b, live, constraints: list, functions: lis
     return None
 
 
+_FP_SORTS = {"f32": z3.Float32(), "f16": z3.Float16(), "bf16": z3.FPSort(8, 8)}
+
+
 def _ordinary(ctx: Run, p, i: int, a, b, live, constraints: list):
-    """The difference again, with every f32 input (a buffer element or a scalar) an
-    ordinary float (zero, or normal and at most 16 in magnitude), or None: a model of free
-    approximate functions at NaN or huge inputs shows nothing on the emulator, while at
-    ordinary ones the ISA's error bounds can decide it (`verifier.approx_bounds`)."""
+    """The difference again, with every f32, f16 or bf16 input (a buffer element or a
+    scalar) an ordinary float (zero, or normal and at most 16 in magnitude), or None: a
+    model of free approximate functions or tensor cores at NaN or huge inputs shows nothing
+    on the emulator, while at ordinary ones their bounds can decide it
+    (`verifier.approx_bounds`, `verifier.mma_bounds`)."""
     w = type_bits(p.type)
-    f32 = {q.name for q in ctx.spec.params if q.type == "f32"}
+    sorts = {q.name: _FP_SORTS[q.type] for q in ctx.spec.params if q.type in _FP_SORTS}
     ordinary = []
-    for c in free_constants(a, b):
-        if z3.is_bv(c) and c.size() == 32 and str(c).split("[")[0] in f32:
-            f = z3.fpBVToFP(c, z3.Float32())
+    for c in free_constants(*(t for t in (a, b) if not isinstance(t, int))):
+        sort = sorts.get(str(c).split("[")[0])
+        if z3.is_bv(c) and sort is not None and c.size() == sort.ebits() + sort.sbits():
+            f = z3.fpBVToFP(c, sort)
             ordinary.append(z3.Or(z3.fpIsZero(f), z3.And(z3.fpIsNormal(f),
-                                                         z3.fpLEQ(z3.fpAbs(f), 16.0))))
+                                                         z3.fpLEQ(z3.fpAbs(f),
+                                                                  z3.FPVal(16.0, sort)))))
     if not ordinary:
         return None
     r = ctx.solve(Obligation(z3.And(*constraints, *ordinary,

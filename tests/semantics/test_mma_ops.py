@@ -222,11 +222,13 @@ def test_two_equivalent_fragment_loads_verify_equivalent():
 
 
 def test_a_different_fragment_is_never_equivalent():
-    """Swapped B halves: the outputs differ only through the open function, for which keq
-    knows no refutation that holds for every function: inconclusive, not equivalent."""
-    from verifier.api import INCONCLUSIVE, load_pair, verify
+    """Swapped B halves: the outputs differ only through the open function; they differ for
+    every function within keq's bound of the exact sum (verifier/mma_bounds.py): refuted,
+    with the counterexample replayed."""
+    from verifier.api import NOT_EQUIVALENT, load_pair, verify
     v = verify(load_pair(DATA / "swapped.toml"), timeout_s=60)
-    assert v.kind == INCONCLUSIVE, v.reasons
+    assert v.kind == NOT_EQUIVALENT, v.reasons
+    assert v.counterexample is not None
 
 
 # -- undefined behaviour and refusals ---------------------------------------------------------
