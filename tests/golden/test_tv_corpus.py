@@ -132,6 +132,11 @@ def test_every_corpus_kernel_is_listed():
     # the attention kernels' SASS (libdevice expf, a loop over keys per query): past 300 s
     skipped |= {"attention_naive", "attention_flash", "attention_flash_no_rescale",
                 "attention_flash_last_tile"}
+    # the three-launch references (attention, layernorm): `keq tv` checks one kernel of a
+    # PTX file at its default launch, and these files' first kernels need their scratch
+    # buffers' lengths and later launches to mean anything (their libdevice expf and IEEE
+    # division are the same gaps as above)
+    skipped |= {"attn_scores", "ln_mean"}
     # not yet in keq tv: the wmma kernels' SASS (HMMA, issue 30) has no semantics, and the
     # SIMT reference's SASS, a k loop unrolled by 4 over f16 loads, ran past 300 s at the
     # smallest shape without a verdict (a gap to measure in bench/tv.py)
