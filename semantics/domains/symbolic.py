@@ -49,6 +49,22 @@ def _symbolic_lanes(vecs) -> list[int]:
     return [i for i, xs in enumerate(zip(*vecs)) if not all(map(_is_concrete, xs))]
 
 
+def _extracted(x, hi: int, lo: int):
+    """Bits hi..lo of the term `x`; one whole part of a Concat is that part itself (a half
+    of a packed register is the half's own term, so the same arithmetic on the same halves
+    builds the same terms, and `_commuted` orders them alike)."""
+    if z3.is_app_of(x, z3.Z3_OP_CONCAT):
+        top = x.size()
+        for part in x.children():
+            bottom = top - part.size()
+            if hi == top - 1 and lo == bottom:
+                return part
+            if bottom <= lo and hi < top:
+                return _extracted(part, hi - bottom, lo - bottom)
+            top = bottom
+    return z3.Extract(hi, lo, x)
+
+
 def _commuted(x, y) -> tuple:
     """The operands of a commutative IEEE operation (add, mul, fma's product) in a canonical
     order, so that `a*b` and `b*a` build one term: ptxas and nvcc swap them freely, and the
@@ -288,8 +304,8 @@ class SymbolicDomain:
     def extract(self, a, hi, lo, w):
         if lo == 0 and hi == w - 1:
             return a
-        return self._map(lambda x: self.c.extract(x, hi, lo, w), lambda x: z3.Extract(hi, lo, x),
-                         (w,), a)
+        return self._map(lambda x: self.c.extract(x, hi, lo, w),
+                         lambda x: _extracted(x, hi, lo), (w,), a)
 
     def concat(self, hi, lo, w_hi, w_lo):
         if w_hi + w_lo > 64:

@@ -64,6 +64,16 @@ def _dim3(v: int | Sequence[int], what: str) -> Dim3:
     return t  # type: ignore[return-value]
 
 
+def param_bits(value, p) -> int:
+    """A scalar argument as the bits of the kernel parameter `p`. A byte-array parameter
+    (nvcc passes a `__half` as `.param .align 2 .b8 p[2]`) takes a numpy scalar's own bytes."""
+    nbytes = p.size_bytes or 0
+    if nbytes * 8 > p.type.bits and isinstance(value, np.generic) and \
+            value.dtype.itemsize == nbytes:
+        return int.from_bytes(np.asarray(value).tobytes(), "little")
+    return scalar_bits(value, p.type.name, max(p.type.bits, nbytes * 8))
+
+
 def scalar_bits(value, ptype_name: str, bits: int) -> int:
     """A Python/numpy scalar as the bit pattern of a `.param` of the given type."""
     if ptype_name.startswith(("f", "bf")) and isinstance(value, (float, np.floating, int,
@@ -137,7 +147,7 @@ def run_kernel(module: Module | PreparedKernel, kernel: str | None, grid, block,
             buffers[p.name] = v
             param_values[p.name] = (a.base, p.size_bytes * 8)
         else:
-            param_values[p.name] = (scalar_bits(v, p.type.name, p.type.bits),
+            param_values[p.name] = (param_bits(v, p),
                                     (p.size_bytes or 0) * 8)
     for name, var in k.global_vars.items():
         a = layout.allocate(f"global:{name}", var.size_bytes or 0)

@@ -572,21 +572,40 @@ class SymbolicPort:
             if wkey[2] == nbytes and all(self.bytes.get((region, flat + i)) == (wkey, i)
                                          for i in range(nbytes)):
                 return self._word(wkey)
-        parts = []
+        parts = []          # (value, bits), low first: a run of one word's bytes is one piece
+        run = None          # (wkey, first byte, bytes) of the symbolic run being read
         for i in range(nbytes):
             ref = self.bytes.get((region, flat + i))
+            if ref is not None and run is not None and ref == (run[0], run[1] + run[2]):
+                run = (run[0], run[1], run[2] + 1)
+                continue
+            if run is not None:
+                parts.append(self._piece(*run))
+                run = None
             if ref is None:
-                parts.append(int(arr[flat + i]))
+                parts.append((int(arr[flat + i]), 8))
+            elif _concrete(self._word(ref[0])):
+                parts.append(((self._word(ref[0]) >> (8 * ref[1])) & 0xFF, 8))
             else:
-                (wkey, k) = ref
-                v = self._word(wkey)
-                parts.append(((v >> (8 * k)) & 0xFF) if _concrete(v)
-                             else z3.Extract(8 * k + 7, 8 * k, v))
-        if all(_concrete(p) for p in parts):
-            return sum(int(p) << (8 * i) for i, p in enumerate(parts))
-        terms = [p if not _concrete(p) else z3.BitVecVal(int(p), 8) for p in parts]
-        # (one byte of a wider symbolic word is its Extract alone: Concat needs two)
+                run = (ref[0], ref[1], 1)
+        if run is not None:
+            parts.append(self._piece(*run))
+        if all(_concrete(p) for p, _ in parts):
+            out, at = 0, 0
+            for p, w in parts:
+                out, at = out | (int(p) << at), at + w
+            return out
+        terms = [p if not _concrete(p) else z3.BitVecVal(int(p), w) for p, w in parts]
+        # (whole runs of a word's bytes, so that a half of a packed register reads back as
+        # that half's term: Extract(31, 16, Concat(hi, lo)) is hi, not hi's bytes apart)
         return z3.simplify(z3.Concat(*reversed(terms)) if len(terms) > 1 else terms[0])
+
+    def _piece(self, wkey, first: int, count: int) -> tuple:
+        """Bytes first..first+count-1 of the symbolic word `wkey`, as one term and its width."""
+        v = self._word(wkey)
+        if first == 0 and count * 8 == v.size():
+            return v, v.size()
+        return z3.Extract(8 * (first + count) - 1, 8 * first, v), 8 * count
 
     def _word(self, wkey):
         v = self.words[wkey]

@@ -20,7 +20,7 @@ from semantics.machine.indexed_buffers import IndexedAccess
 from semantics.machine.kernel import PreparedKernel
 from semantics.machine.layout import for_launch, shared_row_size, shared_vars
 from semantics.machine.memory import ConcreteMemory, GlobalLayout
-from semantics.machine.run import add_views, scalar_bits
+from semantics.machine.run import add_views, param_bits
 from semantics.machine.views import View
 from semantics.machine.pending_sums import SumParts
 from semantics.machine.symbolic_races import RacePair, SymbolicRaceLog
@@ -88,11 +88,12 @@ def run_symbolic(k: PreparedKernel, grid: tuple[int, int, int], block: tuple[int
             allocs[p.name] = (alloc, a)
             values[p.name] = (alloc.base, p.size_bytes * 8)
         elif isinstance(a, z3.BitVecRef):       # a symbolic scalar parameter
-            if a.size() != p.type.bits:
+            # (a __half is passed as `.param .align 2 .b8 p[2]`: its bytes, all of them)
+            if a.size() != max(p.type.bits, (p.size_bytes or 0) * 8):
                 raise ValueError(f"{p.name}: a {a.size()}-bit term for a .{p.type.name} param")
             values[p.name] = (a, (p.size_bytes or 0) * 8)
         else:
-            values[p.name] = (scalar_bits(a, p.type.name, p.type.bits), (p.size_bytes or 0) * 8)
+            values[p.name] = (param_bits(a, p), (p.size_bytes or 0) * 8)
     for name, var in k.global_vars.items():
         alloc = layout.allocate(f"global:{name}", var.size_bytes or 0)
         values[("global-var", name)] = alloc.base

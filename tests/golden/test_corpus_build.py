@@ -34,7 +34,8 @@ ACCESS = {"in", "out", "inout", "scratch"}
 TYPES = {"f16", "bf16", "f32", "f64", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64"}
 TOP_KEYS = {"name", "description", "mode", "expect", "assume", "allow", "target_assumptions",
             "reference", "candidate", "param"}
-SIDE_KEYS = {"ptx", "sass", "kernel", "grid", "block", "args", "dynamic_shared"}
+SIDE_KEYS = {"ptx", "sass", "kernel", "grid", "block", "args", "dynamic_shared", "then"}
+THEN_KEYS = {"ptx", "kernel", "grid", "block", "args", "dynamic_shared", "programmatic"}
 
 _ENTRY = r"\.entry\s+{name}\s*\((?P<params>[^)]*)\)"
 _PARAM_LINE = re.compile(r"^\s*\.param\b", re.MULTILINE)
@@ -171,12 +172,20 @@ def test_spec_is_well_formed(spec_path: Path):
         if "dynamic_shared" in s:
             ds = s["dynamic_shared"]
             assert type(ds) is int and ds >= 0, f"{where}: [{side}] dynamic_shared must be an int >= 0"
-        if "args" in s:
-            assert len(set(s["args"])) == len(s["args"]), f"{where}: [{side}] args repeat a name"
-            unknown = set(s["args"]) - set(names)
-            assert not unknown, f"{where}: [{side}] args name unknown params {unknown}"
-    if "args" in spec["reference"] or "args" in spec["candidate"]:
-        used = set(spec["reference"].get("args", names)) | set(spec["candidate"].get("args", names))
+        for j, t in enumerate(s.get("then", [])):       # a side's later launches
+            assert set(t) <= THEN_KEYS, f"{where}: [[{side}.then]] {j + 1} unknown keys"
+            assert {"kernel", "grid", "block", "args"} <= set(t), \
+                f"{where}: [[{side}.then]] {j + 1} needs kernel, grid, block and args"
+        for launch in [s] + s.get("then", []):
+            if "args" in launch:
+                args = launch["args"]
+                assert len(set(args)) == len(args), f"{where}: [{side}] args repeat a name"
+                unknown = set(args) - set(names)
+                assert not unknown, f"{where}: [{side}] args name unknown params {unknown}"
+    launches = [spec[s] for s in ("reference", "candidate")] + \
+        spec["reference"].get("then", []) + spec["candidate"].get("then", [])
+    if any("args" in x for x in launches):
+        used = set().union(*(set(x.get("args", names)) for x in launches))
         assert used == set(names), f"{where}: params used by neither side: {set(names) - used}"
 
 
