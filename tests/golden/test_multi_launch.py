@@ -121,3 +121,20 @@ def test_bad_launch_tables_are_located_errors(tmp_path, edit, message):
     with pytest.raises(KeqError) as e:
         load_spec(p)
     assert re.search(message, e.value.render() if hasattr(e.value, "render") else str(e.value))
+
+
+def test_a_certificate_hash_covers_every_launch(tmp_path):
+    from verifier.certs.hashing import side_sha256
+    spec = load_spec(DATA / "fused.toml")
+    before = side_sha256(spec.reference)
+    # the later launch's PTX in a file of its own, then changed: the side's hash changes
+    shutil.copy(DATA / "multi.ptx", tmp_path / "multi.ptx")
+    text = (DATA / "fused.toml").read_text().replace(
+        '[[reference.then]]\nkernel = "divide"', '[[reference.then]]\nptx = "other.ptx"\nkernel = "divide"')
+    (tmp_path / "fused.toml").write_text(text)
+    ptx = (DATA / "multi.ptx").read_text()
+    (tmp_path / "other.ptx").write_text(ptx)
+    same = side_sha256(load_spec(tmp_path / "fused.toml").reference)
+    (tmp_path / "other.ptx").write_text(ptx.replace("div.rn.f32", "mul.rn.f32", 1))
+    changed = side_sha256(load_spec(tmp_path / "fused.toml").reference)
+    assert before == same != changed
