@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from typing import Iterator
 
 DEFAULT_TIME_LIMIT_S = 1800.0
-REPEAT_S = 0.2
+REPEAT_S = 1.0
 
 
 class TimeLimitReached(BaseException):
@@ -34,8 +34,13 @@ def time_limit(seconds: float | None) -> Iterator[None]:
         yield
         return
 
+    armed = [True]
+
     def _reached(signum, frame):
-        raise TimeLimitReached(seconds)
+        # (never once the body is left: a repeat landing while the first one unwinds, under
+        # load, would otherwise escape the caller's handler)
+        if armed[0]:
+            raise TimeLimitReached(seconds)
 
     previous = signal.signal(signal.SIGALRM, _reached)
     # (and again every REPEAT_S after: an exception raised where Python ignores it, in a gc
@@ -44,6 +49,7 @@ def time_limit(seconds: float | None) -> Iterator[None]:
     try:
         yield
     finally:
+        armed[0] = False
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
 
