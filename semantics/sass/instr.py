@@ -34,6 +34,8 @@ _FLOAT_WORDS = frozenset(("INF", "QNAN", "NAN", "SNAN"))
 _DESC_WORDS = frozenset(("desc", "gdesc"))
 _HEX = re.compile(r"0[xX][0-9A-Fa-f]+$")
 _DECIMAL = re.compile(r"[0-9]+(\.[0-9]*)?([eE][+-]?[0-9]+)?$")
+_GEOMETRY = re.compile(r"[123]D")           # TEX/TLD4/SULD geometry operands
+_HALVES = re.compile(r"H[01]_H[01]")        # a 16-bit half selector (HADD2, HFMA2)
 _MAX_INDEX = 255
 _FORMS: dict[str, Form] = {}
 
@@ -181,6 +183,8 @@ class _InstrParser:
                 self.error(f"bad code address '{tok}'", at)
             return SassTarget(tok[2:-1])
         if c.isdigit():
+            if _GEOMETRY.fullmatch(tok):         # a texture's geometry (`TLD4 ..., 2D`)
+                return Sym(tok)
             self.i -= 1
             return self.number(neg=False)
         if c == "[":
@@ -246,8 +250,10 @@ class _InstrParser:
         if not suffixes:
             return reg
         mods = tuple(s for s in suffixes if s != "reuse")
+        # (nvdisasm writes the reuse flag last, or before a half selector: R0.reuse.H0_H0)
         if "" in suffixes or suffixes.count("reuse") > 1 or (
-                "reuse" in suffixes and suffixes[-1] != "reuse"):
+                "reuse" in suffixes and suffixes[-1] != "reuse"
+                and not _HALVES.fullmatch(suffixes[-1])):
             self.error(f"bad register suffix in '{tok}'", at)
         return Src(reg, mods=mods, reuse="reuse" in suffixes)
 

@@ -492,3 +492,15 @@ def test_keq_parse_cubin(capsys):
     out = capsys.readouterr().out
     assert "SASS sm_80 (nvdisasm listing)" in out and "at c[0x0][0x160]" in out
     assert "vector_add.sm_80.cubin" in out and "unsupported  none" in out
+
+
+def test_nvdisasm_spellings_of_fp8_and_texture_code():
+    # nvdisasm 13.2 on nvcc 13's sm_90 cubins (tests/data/fp8, tests/data/texture): the reuse
+    # flag before a half selector, and a texture geometry operand
+    half, tld4 = _instrs(["HADD2.F32 R6, -RZ, R0.reuse.H0_H0 ;",
+                          "TLD4.R R6, R4, R4, UR4, 0x0, 2D ;"])
+    assert half.operands[2] == Src(R(0), mods=("H0_H0",), reuse=True)
+    assert tld4.operands[5] == Sym("2D")
+    for bad in ("HADD2.F32 R6, -RZ, R0.reuse.X4 ;", "TLD4.R R6, R4, R4, UR4, 0x0, 4D ;"):
+        with pytest.raises(SassSyntaxError):
+            _instrs([bad])
