@@ -12,13 +12,19 @@ addend are aligned to the largest exponent and truncated to a fixed number of bi
 round-toward-zero (an f16 result: to nearest); wider shapes run as two chained halves.
 
 keq's bound is looser than every one of those, so a refutation through it holds on all of
-them: with M = |c| + sum |a_k b_k| and E = floor(log2 M), each of at most two chained steps
-loses less than (its terms) * 2^(E - 22) to truncation and 2^(E - 23) to normalizing, so
+them. With M = |c| + sum |a_k b_k| and E = floor(log2 M): every partial sum is at most
+M plus the error so far, so a step's largest term has an exponent of at most E + 1; with at
+least 23 bits kept below it, the first of two chained steps loses less than
+(k/2 + 2) * 2^(E - 23) to truncating its terms and normalizing, the second less than
+(k/2 + 2) * 2^(E - 22), in all (3k/4 + 3) * 2^(E - 22), within
 
-    |result - (sum a_k b_k + c)| <= (k + 4) * 2^(E - 22)   (+ 2^(E - 10) for an f16 result).
+    |result - (sum a_k b_k + c)| <= (k + 4) * 2^(E - 22) + 2 * 2^(E - 10) [f16 result] + N
 
-Only f16 and bf16 inputs with finite values are bounded, and only where the range stays
-finite in the result's format; anything else (tf32, f64, fp8, infinities, NaN, overflow)
+where the f16 term allows an f16 result rounded at both chained steps, and N, the format's
+smallest normal, allows a result flushed to zero or rounded among subnormals. Only f16 and
+bf16 inputs that are normal or zero are bounded (whether a tensor core flushes subnormal
+inputs is not settled in the sources), and only where the range stays finite in the
+result's format; anything else (tf32, f64, fp8, subnormal inputs, infinities, NaN, overflow)
 is left free. The range is widened outward by one ulp of the result's format.
 """
 
@@ -30,6 +36,7 @@ from fractions import Fraction
 import numpy as np
 
 _NP = {"f16": np.float16, "f32": np.float32}
+_NORMAL = {"f16": Fraction(2) ** -14, "bf16": Fraction(2) ** -126, "f32": Fraction(2) ** -126}
 _U = {"f16": np.uint16, "f32": np.uint32}
 _FORM = re.compile(r"(?:mma\.m\d+n\d+k(\d+)\.row\.col|wmma\.m\d+n\d+k(\d+))"
                    r"\.(f16|f32)\.(f16|bf16)\.(f16|bf16)\.(f16|f32)$")
@@ -72,7 +79,8 @@ def tensor_range(function: str, args: list[int]) -> tuple[int, int, str] | None:
     a = [_decode(at, x) for x in args[:k]]
     b = [_decode(bt, x) for x in args[k:2 * k]]
     c = _decode(ct, args[-1])
-    if not all(np.isfinite(v) for v in a + b + [c]):
+    if not all(np.isfinite(v) and (v == 0 or abs(v) >= _NORMAL[f])
+               for v, f in zip(a + b + [c], [at] * k + [bt] * k + [ct])):
         return None
     products = [Fraction(x) * Fraction(y) for x, y in zip(a, b)]
     exact = sum(products, Fraction(c))
@@ -83,9 +91,9 @@ def tensor_range(function: str, args: list[int]) -> tuple[int, int, str] | None:
         e = size.numerator.bit_length() - size.denominator.bit_length()
         if Fraction(2) ** e > size:      # (floor(log2 size), exactly)
             e -= 1
-        err = (k + 4) * Fraction(2) ** (e - 22)
+        err = (k + 4) * Fraction(2) ** (e - 22) + _NORMAL[dt]
         if dt == "f16":
-            err += Fraction(2) ** (e - 10)
+            err += 2 * Fraction(2) ** (e - 10)
         lo, hi = exact - err, exact + err
     low, high = _outward(lo, dt, True), _outward(hi, dt, False)
     if low is None or high is None:

@@ -42,8 +42,8 @@ def _cases(rng, k: int):
         b = rng.normal(size=k) * 2.0 ** rng.integers(-14, 14, k)
         yield a, b, -float(np.dot(a.astype(np.float16).astype(np.float64),
                                   b.astype(np.float16).astype(np.float64)))
-    tiny = 2.0 ** -24                                     # f16 subnormals
-    yield np.full(k, 3 * tiny), np.full(k, 5.0), 1e-3
+    tiny = 2.0 ** -14                                     # the smallest normal f16
+    yield np.full(k, tiny), np.full(k, 2.0 ** -14), 0.0   # a result far below f32's normal range
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_89", "sm_90"])
@@ -84,6 +84,8 @@ def test_the_range_is_narrow_enough_to_tell_a_transposed_operand():
     ("mma.m8n8k4.row.col.f64.f64.f64.f64", [0] * 9),              # f64: not bounded
     (F16, [0x7C00] + [0] * 32),                                   # an infinity in A
     (F16, [0x7E00] + [0] * 32),                                   # a NaN in A
+    (F16, [0x0001] + [0x3C00] * 32),                              # a subnormal in A
+    (F16, [0x3C00] * 32 + [0x00000001]),                          # a subnormal f32 C
     ("ex2.approx.f32", [0]),                                      # not a tensor core
 ])
 def test_what_is_not_bounded_is_left_free(form, args):
