@@ -89,7 +89,10 @@ def _run_launches(side: Side, values, scalars, prepared, run_kw) -> EmulatedSide
     effects: list = []
     printed: dict[int, tuple[str, ...]] = {}
     logged = bool(run_kw.get("detect_races"))
-    before = None               # the launch before: (side, its global bytes by spec name)
+    # The launches still possibly running when the next one starts: (side, its global bytes
+    # by spec name) of the last stream-ordered launch and every programmatic one after it (a
+    # programmatic launch may trigger its dependent before the launch it waits for ends)
+    running: list[tuple] = []
     for j, launch in enumerate(side.launches):
         k = prepared if j == 0 and prepared is not None else _prepared(launch)
         final, result = run_side(launch, final, scalars, prepared=k,
@@ -97,9 +100,12 @@ def _run_launches(side: Side, values, scalars, prepared, run_kw) -> EmulatedSide
         effects.extend(e for e in result.effects if e not in effects)
         if logged:
             touched = _by_spec_name(launch, k, result)
-            if launch.programmatic and before is not None:
-                effects.extend(_early_races(before, launch, touched, result.global_log))
-            before = (launch, touched)
+            if launch.programmatic:
+                for before in running:
+                    effects.extend(_early_races(before, launch, touched, result.global_log))
+            else:
+                running = []
+            running.append((launch, touched))
         for t, lines in final.pop(PRINTED, {}).items():
             printed[t] = printed.get(t, ()) + lines
     if printed:
@@ -120,8 +126,9 @@ def _by_spec_name(launch: Side, k: PreparedKernel, result) -> dict[str, tuple]:
 
 
 def _early_races(before: tuple, launch: Side, touched: dict, log) -> list:
-    """The races of a programmatic launch's accesses before `griddepcontrol.wait` with the
-    launch before it (`semantics.machine.grid_dependency`): the first per access site."""
+    """The races of a programmatic launch's accesses before `griddepcontrol.wait` with an
+    earlier launch that may still run (`semantics.machine.grid_dependency`): the first per
+    access site."""
     prev, prev_touched = before
     out = []
     for e in log.early:
@@ -137,8 +144,8 @@ def _early_races(before: tuple, launch: Side, touched: dict, log) -> list:
                 out.append(Effect("race", f"data race on '{name}' (byte {int(hit[0])}): "
                                   f"{what} by {e.thread} at {e.loc} before its "
                                   f"griddepcontrol.wait, and {prev.kernel}'s "
-                                  f"{'write' if e.kind == 'r' else 'access'} in the launch "
-                                  f"before (programmatic dependent launch: only the wait "
-                                  f"orders them)", e.loc))
+                                  f"{'write' if e.kind == 'r' else 'access'} in an earlier "
+                                  f"launch that may still run (programmatic dependent launch: "
+                                  f"only the wait orders them)", e.loc))
                 break
     return out

@@ -142,7 +142,7 @@ def _count(recs: list):
     n, positions = 0, []
     for g, _, _ in recs:
         positions.append(n)
-        n = n + (1 if g is True else z3.If(g, z3.BitVecVal(1, 16), z3.BitVecVal(0, 16)))
+        n = n + (1 if g is True else z3.If(g, z3.BitVecVal(1, 32), z3.BitVecVal(0, 32)))
     return n, positions
 
 
@@ -156,7 +156,7 @@ def _and(*conds):
 def _same_position(p, q):
     if isinstance(p, int) and isinstance(q, int):
         return p == q
-    return _term(p, 16) == _term(q, 16)
+    return _term(p, 32) == _term(q, 32)
 
 
 def element_pairs(ref_prints, cand_prints, element_pair) -> list:
@@ -168,7 +168,7 @@ def element_pairs(ref_prints, cand_prints, element_pair) -> list:
         rs, cs = ref.get(t, []), cand.get(t, [])
         nr, pr = _count(rs)
         nc, pc = _count(cs)
-        out.append(element_pair(PrintedOutput(f"printf calls of thread {t}", "u16"), 0, nr, nc,
+        out.append(element_pair(PrintedOutput(f"printf calls of thread {t}", "u32"), 0, nr, nc,
                                 True))
         for i, (g, fmt, args) in enumerate(rs):
             for j, (h, fmt2, args2) in enumerate(cs):

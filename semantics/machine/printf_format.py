@@ -104,6 +104,9 @@ def parse_format(text: str) -> PrintFormat:
         if conv in "spn":
             return PrintFormat(text, tuple(pieces), f"'%{conv}' prints what lives at an "
                                f"address (not compared)")
+        if conv == "c" and length:
+            return PrintFormat(text, tuple(pieces), f"'{m.group(0)}' prints a wide character "
+                               f"(not compared)")
         stars = []
         for part in (g["width"], g["prec"]):
             if part == "*":

@@ -1,7 +1,8 @@
 """Sides of several launches (issue 31 item 5, issue 32's programmatic dependent launch):
 `[[reference.then]]` launches run in order on the buffers the one before left, intermediate
 results in `scratch` buffers; races are each launch's own, and a programmatic launch's
-accesses before `griddepcontrol.wait` race with the launch before. Real nvcc output:
+accesses before `griddepcontrol.wait` race with any launch that may still run (the one before,
+and before it every programmatic one back to a stream-ordered launch). Real nvcc output:
 tests/data/multi_launch/multi.cu."""
 
 from __future__ import annotations
@@ -101,6 +102,23 @@ def test_the_same_read_is_fine_when_the_launch_is_not_programmatic(tmp_path):
                 ('expect = "not-equivalent"', 'expect = "equivalent"'))
     v = _verify(load_spec(p))
     assert v.kind == EQUIVALENT, v.reasons
+
+
+def test_an_early_read_races_with_a_launch_two_back_through_a_programmatic_one(tmp_path):
+    # row_sums_pdl; divide_pdl (programmatic, waits); divide_pdl_early (programmatic, reads
+    # the sums before its wait). The launch just before only reads the sums, but it may
+    # trigger before row_sums_pdl, which writes them, has ended.
+    third = ('[[candidate.then]]\nkernel = "divide_pdl_early"\nprogrammatic = true\n'
+             'grid = ["ceil_div(rows * cols, 32)", 1, 1]\nblock = [32, 1, 1]\n'
+             'args = ["x", "sums", "out", "rows", "cols"]\n\n[[param]]')
+    p = _edited(tmp_path, "pdl_early.toml", ('kernel = "divide_pdl_early"', 'kernel = "divide_pdl"'))
+    p.write_text(p.read_text().replace("[[param]]", third, 1))
+    spec = load_spec(p)
+    assert [s.kernel for s in spec.candidate.launches] == [
+        "row_sums_pdl", "divide_pdl", "divide_pdl_early"]
+    v = _verify(spec)
+    assert v.kind == NOT_EQUIVALENT, v.reasons
+    assert re.search(r"data race on 'sums'.*row_sums_pdl's write", v.reasons[0]), v.reasons
 
 
 def test_the_fuzzer_finds_the_early_read():

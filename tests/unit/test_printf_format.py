@@ -92,6 +92,7 @@ def test_the_layout_matches_the_stores_nvcc_emits():
 
 
 @pytest.mark.parametrize("fmt,why", [("%s", "'%s'"), ("%p", "'%p'"), ("%n", "'%n'"),
+                                     ("%lc", "wide character"),
                                      ("%q", "not a conversion"), ("50%", "not a conversion")])
 def test_what_keq_does_not_compare_is_named(fmt, why):
     assert why in parse_format(fmt).unsupported
