@@ -97,6 +97,8 @@ def _range_reduced(bits):
     """The float J when `bits` are J's (NaN wrapper allowed) and J is libdevice expf's
     range-reduction integer (`_rounds_to_integer`), else None: only then is
     `bits << 23` read as 2^(J - MAGIC)."""
+    if bits is None:
+        return None
     inner = wrapped_value(bits)
     bits = bits if inner is None else inner
     if not (z3.is_app(bits) and bits.decl().kind() == z3.Z3_OP_FPA_TO_IEEE_BV):
@@ -105,6 +107,33 @@ def _range_reduced(bits):
     if z3.is_app(j) and j.decl().kind() == z3.Z3_OP_FPA_FMA and \
             _rounds_to_integer([j.arg(i) for i in range(4)]):
         return j
+    return None
+
+
+def _shifted_into_exponent(t):
+    """W when the 32-bit `t` is `W << 23`, as the kernel computes it or as z3's simplifier
+    leaves it, `Concat(Extract(8, 0, W), 0)` (with W's NaN wrapper pushed inside, its finite
+    branch taken: this mode reads finite values); else None."""
+    if t.size() != 32:
+        return None
+    k = t.decl().kind()
+    if k == z3.Z3_OP_BSHL:
+        shift = t.arg(1)
+        return t.arg(0) if z3.is_bv_value(shift) and shift.as_long() == 23 else None
+    if k != z3.Z3_OP_CONCAT or t.num_args() != 2:
+        return None
+    low = t.arg(1)
+    if not (z3.is_bv_value(low) and low.size() == 23 and low.as_long() == 0):
+        return None
+    return _low_nine_bits_of(t.arg(0))
+
+
+def _low_nine_bits_of(x):
+    """W when `x` is W's bits 8..0, or a NaN wrapper's selection between such bits."""
+    if z3.is_app_of(x, z3.Z3_OP_EXTRACT) and x.params() == [8, 0] and x.arg(0).size() == 32:
+        return x.arg(0)
+    if z3.is_app_of(x, z3.Z3_OP_ITE) and is_nan_test(x.arg(0)):
+        return _low_nine_bits_of(x.arg(2))
     return None
 
 
@@ -332,10 +361,10 @@ class RealTranslator:
             for v, other in ((t.arg(0), t.arg(1)), (t.arg(1), t.arg(0))):
                 if z3.is_bv_value(v) and v.as_long() == sign - 1:
                     return ABS(self.poly.normal(self._bv(other)))
-        if k == z3.Z3_OP_BSHL and t.size() == 32 and z3.is_bv_value(t.arg(1)) and \
-                t.arg(1).as_long() == 23 and _range_reduced(t.arg(0)) is not None:
+        j = _range_reduced(_shifted_into_exponent(t))
+        if j is not None:
             self.notes.add(EXP_ASSUMPTION)            # libdevice expf's 2^j
-            return exp2(self._fp(_range_reduced(t.arg(0))) - MAGIC)
+            return exp2(self._fp(j) - MAGIC)
         if k == z3.Z3_OP_EXTRACT or k == z3.Z3_OP_CONCAT:
             simpler = z3.simplify(t)          # a half of a word the kernel packed: the half
             if not simpler.eq(t):

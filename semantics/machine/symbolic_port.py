@@ -208,8 +208,12 @@ def _assuming(value, mask, extra: tuple = ()):
         pairs.append((lit, true))
     if not pairs:
         return _result(v, value)
-    t = z3raw.simplify_raw(z3raw.substitute_raw(v, pairs))
-    return _result(t, value)
+    t = z3raw.substitute_raw(v, pairs)
+    if t.value == v.value:
+        # Nothing to fold: the value as built, as a lane with a concrete mask gets it (z3's
+        # simplifier would rewrite NaN wrappers and shifts that mode real reads by shape).
+        return _result(v, value)
+    return _result(z3raw.simplify_raw(t), value)
 
 
 _TRUE, _FALSE = z3.BoolVal(True), z3.BoolVal(False)

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from verifier.emulate import run_side
-from verifier.api import INCONCLUSIVE, NOT_EQUIVALENT, verify
+from verifier.api import EQUIVALENT, INCONCLUSIVE, NOT_EQUIVALENT, verify
 from verifier.spec import load_spec
 
 K = Path(__file__).resolve().parents[2] / "kernels"
@@ -99,3 +99,13 @@ def test_whole_claim_beyond_one_maximal_launch_is_inconclusive_by_name():
     assert v.kind == INCONCLUSIVE
     assert "symbolic launch shapes do not apply" in v.reasons[0]
     assert "elements of 'C' to compare, more than" in v.reasons[0], v.reasons
+
+
+def test_real_mode_over_symbolic_rows():
+    # Online softmax against three passes, rows 1..4 in one maximal launch at 33 columns: the
+    # CTAs past the first exist under a shape condition, and their terms must reach the real
+    # reading as built (libdevice expf's `J << 23`, its NaN wrappers and flushes).
+    spec = load_spec(K / "softmax/online.toml")
+    v = verify(spec, timeout_s=60, fixed={"cols": 33}, shapes="symbolic")
+    assert v.kind == EQUIVALENT, (v.reasons, v.stages)
+    assert "rows symbolic" in v.coverage and v.assignments == 4
