@@ -14,7 +14,7 @@ through here, so a verdict from Python is the one `keq verify` prints.
 
 `verify`'s options: `fixed` (scalars pinned, as `--set`), `timeout_s` (per solver call),
 `unroll`, `max_shapes`, `seed`, `solvers`, `dump_smt`, `trials` (random tests before the
-solvers), `shapes` ("auto", "symbolic", "enumerate"), `jobs` (processes), `progress` (an
+solvers), `shapes` ("auto", "symbolic", "split", "enumerate"), `jobs` (processes), `progress` (an
 object with `stage(Stage)` and/or a callable `(done, total, shape)`). Wrap a call in
 `time_limit(seconds)` to bound the whole run (`TimeLimitReached`; the CLI then answers
 Inconclusive). Bad specs raise `semantics.errors.KeqError` subclasses with a location;

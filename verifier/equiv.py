@@ -28,6 +28,7 @@ from semantics.machine.termination import Unscheduled
 from verifier.claim import assignments, claim_text
 from verifier.coverage.base import Coverage, Covered, Scope
 from verifier.coverage.probes import when_undecided
+from verifier.coverage.split_launch import SplitLaunch
 from verifier.coverage.strategies import Enumeration, SymbolicLaunch
 from verifier.emulate import choices_of
 from verifier.run import Run, StageLog
@@ -41,20 +42,23 @@ __all__ = ["EQUIVALENT", "INCONCLUSIVE", "NOT_EQUIVALENT", "Counterexample", "In
            "SHAPE_MODES", "Stage", "StageStatus", "Verdict", "VerdictKind", "assignments",
            "claim_text", "strategies", "verify"]
 
-SHAPE_MODES = ("auto", "symbolic", "enumerate")
+SHAPE_MODES = ("auto", "symbolic", "split", "enumerate")
 FEW_SHAPES = 4        # auto: this many shapes or fewer are enumerated (each run is cheap)
 
 
 def strategies(shapes: str, enumerated: list[dict], jobs: int,
                executor=None) -> list[Coverage]:
     """The coverage strategies to try, in order, for the `shapes` mode: "symbolic" (one
-    maximal launch), "enumerate" (each shape on its own), or "auto": symbolic when there are
-    more than a few shapes, falling back to enumeration."""
+    maximal launch), "split" (one maximal launch per value of the scalars outside the grid),
+    "enumerate" (each shape on its own), or "auto": symbolic when there are more than a few
+    shapes, then split launches when the shapes are too many to enumerate, then enumeration."""
     out: list[Coverage] = []
     if shapes == "symbolic" or (shapes == "auto" and len(enumerated) != 1
                                 and (not enumerated or len(enumerated) > FEW_SHAPES)):
         out.append(SymbolicLaunch())
-    if shapes != "symbolic":
+    if shapes == "split" or (shapes == "auto" and not enumerated):
+        out.append(SplitLaunch(jobs))
+    if shapes in ("auto", "enumerate"):
         out.append(Enumeration(jobs, executor))
     return out
 

@@ -25,6 +25,7 @@ import z3
 from semantics.choices import CONSTANT_PREFIX, FUNCTION_PREFIX
 from semantics.domains.nan_wrappers import is_nan_pattern, is_nan_test, wrapped_value
 from verifier.real_functions import ABS, APPROXIMATIONS, SQRT
+from verifier.real_libdevice import range_reduced, rounds_to_integer, shifted_into_exponent
 from verifier.real_poly import Normalizer
 from verifier.real_exp import (E2, EXP_ASSUMPTION, LOWEST, MAGIC, MAX_ASSUMPTION, MIN_ASSUMPTION,
                                Maxima, Minima, exp2, plus, times)
@@ -93,50 +94,6 @@ def _mul(x, y):
     return a * b
 
 
-def _range_reduced(bits):
-    """The float J when `bits` are J's (NaN wrapper allowed) and J is libdevice expf's
-    range-reduction integer (`_rounds_to_integer`), else None: only then is
-    `bits << 23` read as 2^(J - MAGIC)."""
-    if bits is None:
-        return None
-    inner = wrapped_value(bits)
-    bits = bits if inner is None else inner
-    if not (z3.is_app(bits) and bits.decl().kind() == z3.Z3_OP_FPA_TO_IEEE_BV):
-        return None
-    j = bits.arg(0)
-    if z3.is_app(j) and j.decl().kind() == z3.Z3_OP_FPA_FMA and \
-            _rounds_to_integer([j.arg(i) for i in range(4)]):
-        return j
-    return None
-
-
-def _shifted_into_exponent(t):
-    """W when the 32-bit `t` is `W << 23`, as the kernel computes it or as z3's simplifier
-    leaves it, `Concat(Extract(8, 0, W), 0)` (with W's NaN wrapper pushed inside, its finite
-    branch taken: this mode reads finite values); else None."""
-    if t.size() != 32:
-        return None
-    k = t.decl().kind()
-    if k == z3.Z3_OP_BSHL:
-        shift = t.arg(1)
-        return t.arg(0) if z3.is_bv_value(shift) and shift.as_long() == 23 else None
-    if k != z3.Z3_OP_CONCAT or t.num_args() != 2:
-        return None
-    low = t.arg(1)
-    if not (z3.is_bv_value(low) and low.size() == 23 and low.as_long() == 0):
-        return None
-    return _low_nine_bits_of(t.arg(0))
-
-
-def _low_nine_bits_of(x):
-    """W when `x` is W's bits 8..0, or a NaN wrapper's selection between such bits."""
-    if z3.is_app_of(x, z3.Z3_OP_EXTRACT) and x.params() == [8, 0] and x.arg(0).size() == 32:
-        return x.arg(0)
-    if z3.is_app_of(x, z3.Z3_OP_ITE) and is_nan_test(x.arg(0)):
-        return _low_nine_bits_of(x.arg(2))
-    return None
-
-
 def _only_when_equal(extra, lt) -> bool:
     """Is the second disjunct of a `max.f32` condition true only where its two operands are
     equal as reals (the semantics' `both zeros and x negative`, ordering -0 below +0)? Asked
@@ -166,19 +123,6 @@ def _asked_only_when_equal(e, ebits: int, sbits: int, u, v) -> bool:
     s.add(e, z3.Not(z3.fpEQ(fu, fv)))
     return s.check() == z3.unsat and all(
         str(c) in ("keq!max!x", "keq!max!y") for c in free_constants(e))
-
-
-def _rounds_to_integer(args) -> bool:
-    """An fma rounding toward -inf whose addend is 2^23 + 2^22 + 1: a float rounded to an
-    integer in the 2^23 binade (libdevice expf's `j`)."""
-    rm, c = args[0], args[3]
-    if not (z3.is_app(rm) and rm.decl().kind() == z3.Z3_OP_FPA_RM_TOWARD_NEGATIVE):
-        return False
-    if z3.is_app(c) and c.decl().kind() == z3.Z3_OP_FPA_TO_FP and c.num_args() == 1 and \
-            z3.is_bv_value(c.arg(0)):
-        return c.arg(0).as_long() == 0x4B400001
-    return z3.is_fp_value(c) and not c.isNaN() and not c.isInf() and \
-        float(z3.simplify(z3.fpToReal(c)).as_fraction()) == 12582913.0
 
 
 def _is_float_op(e) -> bool:
@@ -252,10 +196,14 @@ def bits_of_real(f: float, width: int) -> int:
 class RealTranslator:
     """Memoized translation of bit-precise output terms to z3 reals."""
 
-    def __init__(self, float_free=None) -> None:
+    def __init__(self, float_free=None, loads=None) -> None:
         """`float_free(term) -> bool`: a cheap test that may say a condition certainly
-        mentions no float (the verifier's shape-only test); the full walk decides the rest."""
+        mentions no float (the verifier's shape-only test); the full walk decides the rest.
+        `loads(term) -> str | None`: the name of the input element a load term reads at
+        every point (an indexed buffer's `Select`, `verifier.indexed.real_look`), read as
+        that element's real value, like an input's own term."""
         self.float_free = float_free
+        self.loads = loads
         self.no_float: TermMemo[bool] = TermMemo()     # float-free subterms seen
         self.memo: TermMemo[z3.ArithRef] = TermMemo()
         self.variables: dict[str, z3.ArithRef] = {}
@@ -333,6 +281,13 @@ class RealTranslator:
                 if name.startswith(CONSTANT_PREFIX):
                     self.unspecified[name] = ((name,), t.size())
             return v
+        if k == z3.Z3_OP_SELECT and self.loads is not None:
+            name = self.loads(t)
+            if name is not None:
+                v = self.variables.get(name)
+                if v is None:
+                    v = self.variables[name] = z3.Real(name)
+                return v
         if k == z3.Z3_OP_CONCAT and _unspecified_bytes(t):
             # A word of never-written memory: unspecified bytes read as one float, an
             # arbitrary value like an input (finite, as every input is in this mode).
@@ -361,7 +316,7 @@ class RealTranslator:
             for v, other in ((t.arg(0), t.arg(1)), (t.arg(1), t.arg(0))):
                 if z3.is_bv_value(v) and v.as_long() == sign - 1:
                     return ABS(self.poly.normal(self._bv(other)))
-        j = _range_reduced(_shifted_into_exponent(t))
+        j = range_reduced(shifted_into_exponent(t))
         if j is not None:
             self.notes.add(EXP_ASSUMPTION)            # libdevice expf's 2^j
             return exp2(self._fp(j) - MAGIC)
@@ -500,7 +455,7 @@ class RealTranslator:
             out = _mul(self._fp(args[1]), self._fp(args[2]))
         elif k == z3.Z3_OP_FPA_DIV:
             out = self._fp(args[1]) / self._fp(args[2])
-        elif k == z3.Z3_OP_FPA_FMA and _rounds_to_integer(args):
+        elif k == z3.Z3_OP_FPA_FMA and rounds_to_integer(args):
             # libdevice's range reduction: J = fma.rm(t, 252, 12582913), an integer
             out = z3.Real(f"keq!int!{e.get_id()}")
             self.integers[str(out)] = e

@@ -56,8 +56,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "difference there refutes the claim; nothing else is a pass)")
     p.add_argument("--shapes", choices=SHAPE_MODES, default="auto",
                    help="how launch shapes are covered: symbolic (one maximal launch), "
-                        "enumerate (each on its own), auto (symbolic unless there are at most "
-                        "4 shapes, enumeration as the fallback; default)")
+                        "split (one maximal launch per value of the scalars outside the grid, "
+                        "the grid's symbolic), enumerate (each on its own), auto (symbolic "
+                        "unless there are at most 4 shapes; then split where the shapes are "
+                        "too many to enumerate, else enumeration; default)")
     p.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
                    help="share independent checks among N processes: enumerated launch "
                         "shapes, access bounds and output comparisons of a symbolic launch "

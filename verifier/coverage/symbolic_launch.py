@@ -36,9 +36,11 @@ from verifier.symbolic_cta import CtaAxes, CtaMismatch, cta_axes, shared
 from verifier.verdict import INCONCLUSIVE, StageStatus, Verdict
 
 
-def check_shapes(run: Run, sp: ShapePlan, fixed: dict[str, int], seed: int) -> Verdict | None:
+def check_shapes(run: Run, sp: ShapePlan, fixed: dict[str, int], seed: int,
+                 index: bool = False) -> Verdict | None:
     """None when the claim holds for every shape in `sp`; else the verdict it forces.
-    Raises ShapeFallback when this mode cannot decide."""
+    Raises ShapeFallback when this mode cannot decide. `index`: index the in/out buffers
+    (and try one symbolic CTA) even when no buffer is two-dimensional over `sp`'s scalars."""
     spec = run.spec
     t0 = time.perf_counter()
     if sp.names:
@@ -51,7 +53,7 @@ def check_shapes(run: Run, sp: ShapePlan, fixed: dict[str, int], seed: int) -> V
                   f"emulator, random inputs, races detected")
         if tested is not None:
             return tested
-    indexed = two_dimensional(spec, sp.names)
+    indexed = bool(sp.names) and (index or two_dimensional(spec, sp.names))
     cta: dict[str, CtaAxes] | None = None
     if indexed and sp.names:
         try:
@@ -134,7 +136,8 @@ def element_ranges(spec, fixed: dict[str, int], shapes, variables: dict
 
 def _described(sp: ShapePlan, fixed: dict[str, int], ctas: dict[str, CtaAxes] | None,
                apart: bool) -> str:
-    what = (f"{sp.count} launch shapes ({', '.join(sp.names)} symbolic)" if sp.names else
+    what = (f"{sp.count} launch shapes ({', '.join(sp.names)} symbolic"
+            + (f"; {shape_text(fixed)}" if fixed else "") + ")" if sp.names else
             f"{shape_text(fixed)}, every access logged")
     if ctas is not None and not apart:
         what += (f"; one symbolic CTA ({', '.join(ctas['reference'].names)}) for the "

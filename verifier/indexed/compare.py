@@ -11,6 +11,7 @@ import numpy as np
 from semantics.machine.indexed_buffers import IndexedAccess
 from verifier.indexed.cells import Differs, Layout
 from verifier.indexed.codes import Codes
+from verifier.indexed.real_look import RealReadings
 from verifier.indexed.replay import replay_log, replay_logs
 from verifier.indexed.second_look import second_look
 from verifier.indexed_buffer import IndexedBuffer
@@ -24,13 +25,16 @@ def compare(values: ShapeValues, buffers: dict[str, IndexedBuffer],
             shape_only: Callable[[Any], bool] | None = None,
             real: bool = False,
             jobs: int = 1, per_shape: int = 1,
-            replayed: list | None = None) -> tuple[int, Differs | None]:
+            replayed: list | None = None,
+            reals: RealReadings | None = None) -> tuple[int, Differs | None]:
     """(elements compared, the first shape where the kernels may differ or None). `real`:
     the terms are compared as real numbers where they differ as floats (`SameAt`, in `jobs`
     processes). `per_shape` > 1: the evaluation's points are shapes times CTAs (see
     `replay_log`); an element both kernels write must be written by the same CTA in both,
     else `CtaMismatch`. `replayed`: `replay_logs`' entries, when computed beforehand (and
-    listed: `replay_logs(..., keep_errors=True)`)."""
+    listed: `replay_logs(..., keep_errors=True)`). `reals`: in mode real, the float buffers, whose
+    pairs may also be shown equal by their real readings (`verifier.indexed.real_look`); it
+    receives the assumptions those readings used."""
     compared = 0
     for entry in (replay_logs(values, buffers, widths, initial, logs, per_shape)
                   if replayed is None else replayed):
@@ -51,7 +55,9 @@ def compare(values: ShapeValues, buffers: dict[str, IndexedBuffer],
         compared += layout.total
         if differ.any():
             at = second_look(values, buffers, shape_only, real, layout, differ, writer,
-                             writes, jobs, point["reference"])
+                             writes, jobs, point["reference"],
+                             reals.widths.get(name, 0) if reals else 0,
+                             reals.notes if reals else None)
             if at is not None:
                 s, e = at
                 return compared, Differs(s, f"element {e} of '{name}' is not shown to be the "

@@ -10,6 +10,7 @@ from typing import Any, Callable
 import numpy as np
 
 from verifier.indexed.cells import Layout
+from verifier.indexed.real_look import RealLook
 from verifier.indexed_buffer import IndexedBuffer
 from verifier.parallel import first_failure
 from verifier.projection import project
@@ -60,10 +61,11 @@ class _Pairs:
 
 def _universe(vals: ShapeValues, on: np.ndarray | None, at: np.ndarray, walked: np.ndarray,
               buffers: dict[str, IndexedBuffer], shape_only, real: bool
-              ) -> tuple[SameAt, np.ndarray, int]:
+              ) -> tuple[SameAt, np.ndarray, int, RealLook | None]:
     """The walk over `vals`' points (where each point of the evaluation lies `on`), and each
     cell's point there (`at`: its point of the evaluation). Its sets are over the points
-    where some pair meets (`PointSet`, `walked`: the cells walked), numbered anew."""
+    where some pair meets (`PointSet`, `walked`: the cells walked), numbered anew. In mode
+    real, also the look at real readings (`RealLook`) over the same points."""
     at_u = at if on is None else on[at]
     count = vals.space.count
     met = np.zeros(count, dtype=bool)
@@ -75,14 +77,15 @@ def _universe(vals: ShapeValues, on: np.ndarray | None, at: np.ndarray, walked: 
         at_u, count = number[at_u], points.size
     else:
         points = None
-    return SameAt(vals.grid_raw, vals.space, buffers, shape_only, real, points=points), \
-        at_u, count
+    same = SameAt(vals.grid_raw, vals.space, buffers, shape_only, real, points=points)
+    return same, at_u, count, (RealLook(same, vals.space.dims) if real else None)
 
 
 def second_look(values: ShapeValues, buffers: dict[str, IndexedBuffer],
                 shape_only: Callable[[Any], bool] | None, real: bool, layout: Layout,
                 differ: np.ndarray, writer: dict[str, np.ndarray], writes: dict[str, list],
-                jobs: int = 1, point: np.ndarray | None = None) -> tuple[int, int] | None:
+                jobs: int = 1, point: np.ndarray | None = None, width: int = 0,
+                notes: set[str] | None = None) -> tuple[int, int] | None:
     """Cells whose codes differ may still hold equal terms: the values two writes store
     can be built alike around shape-dependent parts (a matmul's `fma(A[row*K + k], ...)`,
     its padding `If(k < K, a, 0)`). Per pair of writes (reference, candidate), over the
@@ -91,7 +94,10 @@ def second_look(values: ShapeValues, buffers: dict[str, IndexedBuffer],
     shown equal this way, or None. The walk runs first over the grid of the axes the stored
     terms mention (`verifier.projection`: a matmul's sums never mention `M`), and a pair not
     shown there over every point. The pairs are independent: `jobs` processes share them
-    (`verifier.parallel.first_failure`, the same answer)."""
+    (`verifier.parallel.first_failure`, the same answer). In mode real (`real`, a float
+    buffer of `width` bits) a pair is also shown by equal real readings (`RealLook`), in
+    this process (the readings share a memo across pairs), and the assumptions the readings
+    used are added to `notes`."""
     cells = np.flatnonzero(differ)
     wr, wc = writer["reference"][differ], writer["candidate"][differ]
     # (`point` holds the reference's writer; a cell one kernel never wrote is never walked)
@@ -113,14 +119,17 @@ def second_look(values: ShapeValues, buffers: dict[str, IndexedBuffer],
         for k, (vals, on) in enumerate(universes):
             if k == len(walks):
                 walks.append(_universe(vals, on, at, walked, buffers, shape_only, real))
-            same, at_u, count = walks[k]
+            same, at_u, count, reals = walks[k]
             where = np.zeros(count, dtype=bool)
             where[at_u[pairs.cells(g)]] = True
-            if same(writes["reference"][jr].value, writes["candidate"][jc].value, where):
+            a, b = writes["reference"][jr].value, writes["candidate"][jc].value
+            if same(a, b, where) or (reals is not None and width and reals(a, b, width)):
                 return True
         return False
 
-    g = first_failure(len(pairs.present), shown, jobs)
+    g = first_failure(len(pairs.present), shown, 1 if real else jobs)
+    if notes is not None:
+        notes.update(n for walk in walks if walk[3] is not None for n in walk[3].tr.notes)
     if g is None:
         return None
     return layout.at(int(cells[pairs.cells(g)[0]]))       # the pair's first cell

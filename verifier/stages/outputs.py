@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import z3
 
 from verifier import printed
-from verifier.indexed import compare, compare_apart
+from verifier.indexed import RealReadings, compare, compare_apart
 from verifier.outputs import (ElementPair, compare_outputs, output_terms, random_testing,
                               same_term)
 from verifier.parallel import each
@@ -203,18 +203,22 @@ def _indexed_outputs(run: Run, ex: Execution, m: Maximal) -> None:
                                {r: f.per_shape for r, f in m.feass.items()})
     else:
         feas = m.feas
+        reals = RealReadings({p.name: widths[p.name] for p in spec.buffers if p.is_float}) \
+            if spec.mode == "real" else None
         n, differs = indexable(compare, feas.values, m.infos["reference"], widths, initial,
                                m.logs, feas.shape_only_ast, spec.mode == "real",
-                               run.jobs, feas.per_shape, m.replayed)
+                               run.jobs, feas.per_shape, m.replayed, reals)
     if differs is not None:
         raise CheckAt(dict(ex.env, **m.plan.shapes[differs.shape]), differs.why)
     if spec.mode == "real":
         run.assumptions.add(REAL_ASSUMPTION)
+        if not m.apart:
+            run.assumptions.update(reals.notes)
     run.stage("indexed outputs", StageStatus.OK, t1,
               f"{n} element(s) over all shapes: the same input element or "
               f"term in both kernels, no solver" + (
-                  " (as real numbers: an fma whose multiplicand is zero is "
-                  "its addend)" if spec.mode == "real" else ""))
+                  " (as real numbers: an fma whose multiplicand is zero is its addend; "
+                  "terms whose real readings are one term)" if spec.mode == "real" else ""))
 
 
 __all__ = ["Outputs"]
