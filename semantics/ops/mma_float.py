@@ -9,8 +9,8 @@ function of row i of A, column j of B and C[i][j] that keq does not claim to kno
 symbolically an uninterpreted function per form (`Domain.tensor_fn`, named after the form,
 layouts included, `mma.m16n8k16.row.col.f32.f16.f16.f32`, `mma.m8n8k4.col.row.f16.f16.f16.f16`;
 two kernels that feed it the same values agree by congruence), concretely keq's model of
-sm_80/sm_89 (semantics/tensor_core.py, docs/tensor-cores.md). Every use records an "unspecified" effect: an emulator run proves
-nothing about the GPU's bits through it.
+sm_80/sm_89 (semantics/tensor_core.py, docs/tensor-cores.md). Every use records an
+"unspecified" effect: an emulator run proves nothing about the GPU's bits through it.
 
 The function's arguments are the bits the registers hold: the K elements of the row of A,
 the K of the column of B (16 bits for f16/bf16, the whole 32-bit register for tf32, whose
