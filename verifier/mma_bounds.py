@@ -38,7 +38,8 @@ import numpy as np
 _NP = {"f16": np.float16, "f32": np.float32}
 _NORMAL = {"f16": Fraction(2) ** -14, "bf16": Fraction(2) ** -126, "f32": Fraction(2) ** -126}
 _U = {"f16": np.uint16, "f32": np.uint32}
-_FORM = re.compile(r"(?:mma\.m\d+n\d+k(\d+)\.row\.col|wmma\.m\d+n\d+k(\d+))"
+# (m8n8k4 .f16 names its .alayout/.blayout: any of .row/.col)
+_FORM = re.compile(r"(?:mma\.m\d+n\d+k(\d+)\.(?:row|col)\.(?:row|col)|wmma\.m\d+n\d+k(\d+))"
                    r"\.(f16|f32)\.(f16|bf16)\.(f16|bf16)\.(f16|f32)$")
 
 
@@ -66,8 +67,8 @@ def _outward(x: Fraction, fmt: str, down: bool) -> int | None:
 
 def tensor_range(function: str, args: list[int]) -> tuple[int, int, str] | None:
     """(lowest, highest, format): the bit patterns the tensor-core `function` (the
-    symbolic domain's name without its prefix, `mma.m16n8k16.row.col.f32.f16.f16.f32` or
-    `wmma.m16n16k16.f32.f16.f16.f32`) may return for the arguments `args` (row of A,
+    symbolic domain's name without its prefix, `mma.m16n8k16.row.col.f32.f16.f16.f32`,
+    `mma.m8n8k4.col.row.f16.f16.f16.f16` or `wmma.m16n16k16.f32.f16.f16.f32`) may return for the arguments `args` (row of A,
     column of B, then C, as bits), as floats; None where keq bounds nothing (any value)."""
     m = _FORM.match(function)
     if m is None:

@@ -67,11 +67,11 @@ def mma_int(x, lay: Layout) -> None:
     _, at, bt, _ = x.form.types
     n = lay.c_count
     dst = vector_registers(x, 0, n)
-    rows, cols = operands(x, lay, B32)
+    args = operands(x, lay, B32)
     c = [x.read(e, B32) for e in vector_registers(x, 3, n)]
     converged(x, warp_of(x), 32, "matrix fragments")
-    out = [dot_s32(d, rows[i >> 1], cols[i & 1], c[i], lay.elem_bits, at.is_signed,
-                   bt.is_signed, x.form.has("satfinite")) for i in range(n)]
+    out = [dot_s32(d, row, col, c[i], lay.elem_bits, at.is_signed, bt.is_signed,
+                   x.form.has("satfinite")) for i, (row, col) in enumerate(args)]
     # (all read before any write: D may name C's or A's registers)
     for reg, v in zip(dst, out):
         x.write(reg, v, B32)

@@ -32,8 +32,14 @@ def _a(shape: str, fam: str, i: int):
         return (G if i == 0 else G + 8), T
     if fam == "tf32":                                 # m16n8k8
         return (G if i in (0, 2) else G + 8), (T if i < 2 else T + 4)
-    if fam == "f64":                                  # m8n8k4
+    if fam == "f64" and shape == "m8n8k4":
         return G, T
+    if fam == "f64" and shape == "m16n8k4":           # sm_90: "groupID for a0, + 8 for a1"
+        return (G if i == 0 else G + 8), T
+    if fam == "f64" and shape == "m16n8k8":
+        return (G if i in (0, 2) else G + 8), (T if i < 2 else T + 4)
+    if fam == "f64":                                  # m16n8k16
+        return (G if i % 2 == 0 else G + 8), (i * 2 + T if i % 2 == 0 else i * 2 - 2 + T)
     if shape == "m8n8k16":                            # .s8/.u8
         return G, T * 4 + i
     if fam == "i8" and shape == "m16n8k16":
@@ -57,7 +63,7 @@ def _b(shape: str, fam: str, i: int):
     elif fam == "tf32":
         row = T if i == 0 else T + 4
     elif fam == "f64":
-        row = T
+        row = T + 4 * i                               # (m8n8k4 and m16n8k4: b0 only)
     elif fam == "i8":
         row = T * 4 + i if shape != "m16n8k32" else T * 4 + (i & 3) + (16 if i >= 4 else 0)
     else:
@@ -238,3 +244,42 @@ def run_warps(form: Form, inputs: list[np.ndarray], ctas: int = 1):
     res = run_kernel(kernel(form), None, ctas, lanes // ctas, [inp, out])
     got = res.buffers["out"].reshape(lanes, -1)
     return [got[32 * w:32 * w + 32] for w in range(len(inputs))], res.effects
+
+
+# -- the symbolic domain against the emulator -------------------------------------------------
+def symbolic_out(form: Form):
+    """One warp's `kernel(form)` run symbolically over fresh input words: (the input
+    variables, the output buffer's terms, the run's effects)."""
+    import z3
+
+    from semantics.machine.symbolic_run import SymBuffer, run_symbolic
+    words = 32 * in_bytes(form) // 4
+    xs = [z3.BitVec(f"in[{i}]", 32) for i in range(words)]
+    launch = run_symbolic(kernel(form), (1, 1, 1), (32, 1, 1),
+                          [SymBuffer(32, tuple(xs)), SymBuffer(32, (0,) * (8 * out_bytes(form)))])
+    return xs, launch.buffers["out"][:32 * out_bytes(form) // 4], launch.effects
+
+
+def evaluate(terms: list, xs: list, words: np.ndarray, model) -> list[int]:
+    """The terms at inputs `xs = words`, each uninterpreted tensor-core function application
+    replaced by `model(name, [argument bits])`: what the symbolic domain says the emulator
+    must compute, if both gather the same arguments."""
+    import z3
+
+    from semantics.choices import FUNCTION_PREFIX
+    subst = [(x, z3.BitVecVal(int(v), 32)) for x, v in zip(xs, words.ravel())]
+    out = []
+    for t in terms:
+        t = z3.simplify(z3.substitute(t, *subst)) if z3.is_expr(t) else z3.BitVecVal(int(t), 32)
+        apps: dict = {}
+        todo = [t]
+        while todo:
+            u = todo.pop()
+            if z3.is_app(u) and u.decl().name().startswith(FUNCTION_PREFIX):
+                args = [z3.simplify(c).as_long() for c in u.children()]
+                apps[u.get_id()] = (u, z3.BitVecVal(model(
+                    u.decl().name()[len(FUNCTION_PREFIX):], args), u.sort().size()))
+            elif z3.is_app(u):
+                todo.extend(u.children())
+        out.append(z3.simplify(z3.substitute(t, *apps.values())).as_long())
+    return out

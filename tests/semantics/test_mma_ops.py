@@ -251,9 +251,29 @@ def test_mma_by_part_of_a_warp_is_undefined():
     "{%r10,%r11}, {%r20}, {%f1,%f2,%f3,%f4};",
     "mma.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32 {%f5,%f6,%f7,%f8}, "
     "{%r10,%r11,%r12,%r13}, {%r20,%r21}, {%f1,%f2,%f3,%f4};",
-    "mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%f5,%f6,%f7,%f8,%f9,%f10,%f11,%f12}, "
+    # m8n8k4 .f16: d .f32 with c .f16 (the ISA does not say which layout D takes), d .f16
+    # with c .f32 (the ISA forbids it), .satfinite
+    "mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f16 {%f5,%f6,%f7,%f8,%f9,%f10,%f11,%f12}, "
+    "{%r10,%r11}, {%r20,%r21}, {%r30,%r31,%r32,%r33};",
+    "mma.sync.aligned.m8n8k4.col.row.f16.f16.f16.f32 {%r30,%r31,%r32,%r33}, "
     "{%r10,%r11}, {%r20,%r21}, {%f1,%f2,%f3,%f4,%f5,%f6,%f7,%f8};",
-    "mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%rd1,%rd2,%rd3,%rd4}, "
+    "mma.sync.aligned.m8n8k4.row.col.satfinite.f16.f16.f16.f16 {%r30,%r31,%r32,%r33}, "
+    "{%r10,%r11}, {%r20,%r21}, {%r30,%r31,%r32,%r33};",
+    # d and c of different types on m16n8k8/k16 (the ISA: ".dtype must be the same as
+    # .ctype"; ptxas 13 agrees)
+    "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f16 {%f5,%f6,%f7,%f8}, "
+    "{%r10,%r11,%r12,%r13}, {%r20,%r21}, {%r34,%r35};",
+    "mma.sync.aligned.m16n8k8.row.col.f16.f16.f16.f32 {%r30,%r31}, "
+    "{%r10,%r11}, {%r20}, {%f1,%f2,%f3,%f4};",
+    # layouts other than .row.col where only m8n8k4 .f16 has them (.col.row was once read
+    # as .row.col: the flag set forgets order)
+    "mma.sync.aligned.m16n8k16.col.row.f32.f16.f16.f32 {%f5,%f6,%f7,%f8}, "
+    "{%r10,%r11,%r12,%r13}, {%r20,%r21}, {%f1,%f2,%f3,%f4};",
+    "mma.sync.aligned.m8n8k4.row.row.f64.f64.f64.f64 {%rd1,%rd2}, {%rd5}, {%rd9}, "
+    "{%rd11,%rd12};",
+    "mma.sync.aligned.m16n8k8.col.col.f64.f64.f64.f64 {%rd1,%rd2,%rd3,%rd4}, "
+    "{%rd5,%rd6,%rd7,%rd8}, {%rd9,%rd10}, {%rd11,%rd12,%rd13,%rd14};",
+    "mma.sync.aligned.m16n8k8.rn.row.col.f64.f64.f64.f64 {%rd1,%rd2,%rd3,%rd4}, "
     "{%rd5,%rd6,%rd7,%rd8}, {%rd9,%rd10}, {%rd11,%rd12,%rd13,%rd14};",
     "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f16 {%f5,%f6,%f7,%f8}, "
     "{%r10,%r11,%r12,%r13}, {%r20,%r21}, {%r34,%r35};",
@@ -275,8 +295,9 @@ def test_other_mma_forms_are_refused_by_name(line):
     (ins,) = [i for i in parse_ptx(text, "m.ptx").functions["k"].instructions
               if i.opcode == "mma"]
     assert lookup(ins.form) is None
-    with pytest.raises(UnsupportedError, match="no semantics"):
+    with pytest.raises(UnsupportedError, match="no semantics") as err:
         prepare(parse_ptx(text, "m.ptx"), "k")
+    assert (err.value.loc.file, err.value.loc.line) == ("m.ptx", HEAD.count("\n") + 1)
 
 
 def test_nvccs_ldmatrix_and_mma_compute_the_tile_of_a_matmul():

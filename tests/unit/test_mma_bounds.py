@@ -49,9 +49,11 @@ def _cases(rng, k: int):
 @pytest.mark.parametrize("arch", ["sm_80", "sm_89", "sm_90"])
 @pytest.mark.parametrize("form,dt,ct", [(F16, "f32", "f32"),
                                         ("mma.m16n8k8.row.col.f32.f16.f16.f32", "f32", "f32"),
-                                        ("mma.m16n8k16.row.col.f16.f16.f16.f16", "f16", "f16")])
+                                        ("mma.m16n8k16.row.col.f16.f16.f16.f16", "f16", "f16"),
+                                        ("mma.m8n8k4.col.row.f32.f16.f16.f32", "f32", "f32"),
+                                        ("mma.m8n8k4.row.row.f16.f16.f16.f16", "f16", "f16")])
 def test_every_modelled_datapath_and_the_exact_sum_lie_in_the_range(arch, form, dt, ct):
-    k = 16 if "k16" in form else 8
+    k = int(form.split(".")[1].split("k")[1])
     model = mma_model("f16", k, ct, dt, "f16", arch)
     rng = np.random.default_rng(7)
     c_bits = _f16 if ct == "f16" else _f32

@@ -24,7 +24,7 @@ from semantics.machine import prepare, run_kernel  # noqa: E402
 from semantics.ptx import parse_ptx  # noqa: E402
 
 needs_ptxas = pytest.mark.skipif(shutil.which("ptxas") is None, reason="no ptxas on PATH")
-SMALL = ["m16n8k16.row.col.f32.f16", "m16n8k8.row.col.f16.f16", "m16n8k4", "m8n8k4",
+SMALL = ["m16n8k16.row.col.f32.f16", "m16n8k8.row.col.f16.f16", "m16n8k4.row.col.f32", "m8n8k4",
          "f16.e5m2.e4m3"]
 
 
