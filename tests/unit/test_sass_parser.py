@@ -495,7 +495,7 @@ def test_keq_parse_cubin(capsys):
 
 
 def test_nvdisasm_spellings_of_fp8_and_texture_code():
-    # nvdisasm 13.2 on nvcc 13's sm_90 cubins (tests/data/fp8, tests/data/texture): the reuse
+    # nvdisasm 13.2 on nvcc 13's sm_90 cubins (kernels/fp8, kernels/texture): the reuse
     # flag before a half selector, and a texture geometry operand
     half, tld4 = _instrs(["HADD2.F32 R6, -RZ, R0.reuse.H0_H0 ;",
                           "TLD4.R R6, R4, R4, UR4, 0x0, 2D ;"])
