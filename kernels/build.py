@@ -18,6 +18,9 @@ Sources and outputs (all next to the source; NAME has no dots):
     NAME.lineinfo.ptx   only for the sources in LINEINFO: the sm_90 PTX built with -lineinfo
                         (keeps `.loc` and `.file` lines for the parser to handle; PTX only)
 
+  Sources in SM90_ONLY use instructions sm_80 lacks (fp8 cvt.*.e4m3x2 needs sm_89,
+  griddepcontrol sm_90): they get NAME.ptx, NAME.sm_90.cubin and NAME.sm_90.sass only.
+
   kernels/triton/NAME.triton.py  (defines @triton.jit kernels and a dict KEQ_BUILD with
                                   kernel, signature, constexprs, num_warps)
     NAME.ptx            triton.compile(ASTSource(...), target=GPUTarget("cuda", 90, 32),
@@ -79,6 +82,7 @@ KERNELS_DIR = Path(__file__).resolve().parent
 NVCC_FLAGS = ["-ptx", "-O3"]
 CUDA_ARCHES = ("sm_90", "sm_80")        # the first one is the primary NAME.ptx
 LINEINFO = {"vector_add/vector_add.cu"}  # sources also built with -lineinfo
+SM90_ONLY = {"fp8/quantize.cu", "pdl/multi.cu"}  # ptxas rejects them for sm_80
 TRITON_TARGET = ("cuda", 90, 32)
 TRITON_PTX_VERSION = 90                  # PTX ISA 9.0: the newest ptxas 13.0 accepts
 TRITON_SASS_ARCH = "sm_90a"              # Triton's PTX says `.target sm_90a`
@@ -267,7 +271,8 @@ def build_cuda(src_rel: Path, tools: Tools, want_sass: bool) -> Result:
     with tempfile.TemporaryDirectory(prefix="keq-build-") as tmpd:
         tmp = Path(tmpd)
         ptx: dict[str, str] = {}
-        for arch in CUDA_ARCHES:
+        arches = CUDA_ARCHES[:1] if src_rel.as_posix() in SM90_ONLY else CUDA_ARCHES
+        for arch in arches:
             out = tmp / f"{src.stem}.{arch}.ptx"
             # (relative to kernels/: `__FILE__`, in an assert's message, must not name the
             # checkout's path)
@@ -276,7 +281,7 @@ def build_cuda(src_rel: Path, tools: Tools, want_sass: bool) -> Result:
             ptx[arch] = normalize_ptx(out.read_text())
         primary = CUDA_ARCHES[0]
         res.outputs[f"{stem}.ptx"] = ptx[primary].encode()
-        for arch in CUDA_ARCHES[1:]:
+        for arch in arches[1:]:
             if ptx_body(ptx[arch]) != ptx_body(ptx[primary]):
                 res.outputs[f"{stem}.{arch}.ptx"] = ptx[arch].encode()
         if src_rel.as_posix() in LINEINFO:
@@ -285,7 +290,7 @@ def build_cuda(src_rel: Path, tools: Tools, want_sass: bool) -> Result:
                  "-o", str(out)], cwd=KERNELS_DIR)
             res.outputs[f"{stem}.lineinfo.ptx"] = normalize_ptx(out.read_text()).encode()
         if want_sass:
-            for arch in CUDA_ARCHES:
+            for arch in arches:
                 _sass_outputs(tools, ptx[arch], arch, stem, res, tmp)
         else:
             res.skipped_kinds.update({"cubin", "sass"})

@@ -34,6 +34,16 @@ PLANTED = {
     "gather/printf_unsigned": ("printf", {"B": 1, "T": 1, "C": 4, "V": 2}),
     "layernorm/three_launch_unbiased": ("mismatch", {"rows": 1, "cols": 2,
                                                      "eps": 9.999999747378752e-06}),
+    # (the shrinker stops at w = 31: the texel x - 2 differs from x - 1 only past x = 1, and a
+    # narrower image of random texels does not show it every time)
+    "texture/blur_offbyone": ("mismatch", None),
+    "texture/scale_surface_elements": ("fault", {"w": 2, "h": 1}),
+    "texture/copy3d_swapped": ("mismatch", {"w": 1, "h": 1, "d": 2}),
+    "texture/gather_order": ("mismatch", {"w": 1, "h": 2}),
+    "fp8/swapped": ("mismatch", {"scale": 0.0, "n": 2}),
+    "fp8/e5m2": ("mismatch", {"scale": 0.5, "n": 2}),
+    "block_reduce/swapped": ("mismatch", {"n": 1}),
+    "pdl/pdl_early": ("race", {"rows": 1, "cols": 1}),
 }
 
 

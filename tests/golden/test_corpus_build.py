@@ -150,8 +150,12 @@ def test_spec_is_well_formed(spec_path: Path):
     assert all(isinstance(n, str) and n for n in names), f"{where}: every param needs a name"
     assert len(set(names)) == len(names), f"{where}: duplicate param names"
     for p in params:
-        assert ("buffer" in p) != ("scalar" in p), f"{where}: param {p['name']!r} needs exactly one of buffer/scalar"
-        if "buffer" in p:
+        kinds = [k for k in ("buffer", "scalar", "texture", "surface") if k in p]
+        assert len(kinds) == 1, f"{where}: param {p['name']!r} needs exactly one of buffer/scalar/texture/surface"
+        if kinds[0] in ("texture", "surface"):     # a view of a buffer param (kernels/texture)
+            assert p[kinds[0]] in names and isinstance(p.get("dims"), list), \
+                f"{where}: view {p['name']!r} needs a buffer param and dims"
+        elif "buffer" in p:
             assert p["buffer"] in TYPES, f"{where}: param {p['name']!r} type {p['buffer']!r}"
             assert p.get("access") in ACCESS, f"{where}: param {p['name']!r} access {p.get('access')!r}"
             assert "length" in p, f"{where}: buffer {p['name']!r} has no length"
@@ -186,6 +190,7 @@ def test_spec_is_well_formed(spec_path: Path):
         spec["reference"].get("then", []) + spec["candidate"].get("then", [])
     if any("args" in x for x in launches):
         used = set().union(*(set(x.get("args", names)) for x in launches))
+        used |= {p.get("texture", p.get("surface")) for p in params if p["name"] in used} - {None}
         assert used == set(names), f"{where}: params used by neither side: {set(names) - used}"
 
 

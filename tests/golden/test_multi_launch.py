@@ -3,7 +3,7 @@
 results in `scratch` buffers; races are each launch's own, and a programmatic launch's
 accesses before `griddepcontrol.wait` race with any launch that may still run (the one before,
 and before it every programmatic one back to a stream-ordered launch). Real nvcc output:
-tests/data/multi_launch/multi.cu."""
+kernels/pdl/multi.cu (the corpus family)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from verifier.fuzz.runner import fuzz
 from verifier.fuzz.backends import get_backend
 from verifier.spec import load_spec
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "multi_launch"
+DATA = Path(__file__).resolve().parents[2] / "kernels" / "pdl"
 
 
 def _verify(spec):

@@ -1,4 +1,4 @@
-"""Textures and surfaces over whole claims (tests/data/texture, nvcc -arch=sm_80 output):
+"""Textures and surfaces over whole claims (the corpus family kernels/texture):
 a 3-tap blur through a clamping texture equals clamped plain loads over every image shape,
 normalized wrap equals a modular index, surface loads and stores (x in bytes) equal plain
 ones, a 3-D texture read at texel centres equals plain loads of the volume, tex2Dgather
@@ -21,7 +21,7 @@ import pytest
 from verifier.api import load_pair, verify
 from verifier.verdict import VerdictKind
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "texture"
+DATA = Path(__file__).resolve().parents[2] / "kernels" / "texture"
 
 
 @pytest.mark.parametrize("name, kind", [

@@ -75,6 +75,14 @@ EXPECT = {
     "reduce_sequential_nosync_i32": ("error", "the reference kernel has a data race"),
     "scan_hillis_steele_1buf": ("error", "the reference kernel has a data race"),
     "transpose_tiled_nobounds": ("error", "the reference kernel faults"),
+    # the plain-load sides of kernels/texture and block_reduce
+    "blur_ref": ("equivalent", ""),
+    "scale_ref": ("equivalent", ""),
+    "copy3d_ref": ("equivalent", ""),
+    "count_by_atomic": ("equivalent", ""),
+    # (x + 1) % w: ptxas computes the remainder through MUFU.RCP, an uninterpreted
+    # approximation, so the SASS load's address is not a function of the shape alone
+    "shift_ref": ("inconclusive", "uses an address that depends on input data"),
 }
 
 # The interleaved reductions are inconclusive for that reason on both architectures, after
@@ -146,6 +154,19 @@ def test_every_corpus_kernel_is_listed():
     # semaphores must start at zero, and tv takes no spec); the PTX pairs are proved by
     # `keq verify` (kernels/splitk)
     skipped |= {"gemm_direct", "serial", "serial_early_release", "fixup"}
+    # textures and surfaces (TEX, TLD4, SULD/SUST), fp8 packing (F2FP), bar.red and
+    # griddepcontrol (PREEXIT) have no SASS semantics yet (tests/semantics/
+    # test_sass_differential.py names the instruction that stops each)
+    skipped |= {"blur_tex", "blur_tex_offbyone", "shift_tex", "scale_surf", "scale_surf_elements",
+                "copy3d_tex", "copy3d_tex_swapped", "quad_ref", "quad_gather", "quad_gather_order",
+                "upsample_tex", "upsample_tex_pairs", "upsample_tex_corner", "quantize_e4m3",
+                "quantize_e4m3_x2", "quantize_e4m3_x2_swapped", "quantize_e5m2_x2",
+                "dequantize_e4m3", "dequantize_e4m3_x2", "count_by_bar_red",
+                "count_by_bar_red_swapped", "row_sums_pdl"}
+    # the fused row normalization: IEEE division's slow-path CALL is Inconclusive (only
+    # through approximate functions) after 12 s on sm_90, like the layernorms' (bench/tv.py);
+    # `row_sums` is the first kernel of a two-launch side (see attn_scores above)
+    skipped |= {"fused", "row_sums"}
     kernels = set()
     for rel, f in SPECS.items():
         if "/triton/" not in rel:

@@ -1,6 +1,6 @@
 """bar.red.{popc,and,or} (`__syncthreads_count/and/or`) and nanosleep: the emulator against a
 numpy model of the CTA-wide reductions, and the symbolic domain through pairs proved and
-refuted against a shared-memory atomic count (tests/data/block_reductions/)."""
+refuted against a shared-memory atomic count (kernels/block_reduce/)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from semantics.machine import run_kernel
 from semantics.ptx import parse_ptx_file
 from verifier.api import EQUIVALENT, NOT_EQUIVALENT, load_pair, verify
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "block_reductions"
+DATA = Path(__file__).resolve().parents[2] / "kernels" / "block_reduce"
 
 
 @pytest.mark.parametrize("block,grid", [(40, 3), (64, 2), (1, 4)])

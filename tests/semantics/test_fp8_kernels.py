@@ -1,4 +1,4 @@
-"""fp8 quantization kernels as nvcc emits them from cuda_fp8.h (tests/data/fp8/): the emulator
+"""fp8 quantization kernels as nvcc emits them from cuda_fp8.h (kernels/fp8/): the emulator
 against ml_dtypes on nvcc's one-element kernel, and the pairs: two elements per thread with the
 x2 intrinsic proved equal to one per thread (quantize and dequantize), the two halves swapped
 and e5m2 for e4m3 refuted with a counterexample that replays on the emulator."""
@@ -16,7 +16,7 @@ from verifier.api import EQUIVALENT, NOT_EQUIVALENT, load_pair, verify
 from verifier.emulate import run_side
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
-DATA = Path(__file__).resolve().parents[1] / "data" / "fp8"
+DATA = Path(__file__).resolve().parents[2] / "kernels" / "fp8"
 
 
 def test_nvccs_quantize_kernel_matches_ml_dtypes_with_satfinite():

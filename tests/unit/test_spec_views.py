@@ -13,7 +13,7 @@ from semantics.errors import LocatedError
 from verifier.cli.main import main
 from verifier.spec import load_spec
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "texture"
+DATA = Path(__file__).resolve().parents[2] / "kernels" / "texture"
 BLUR = (DATA / "blur.toml").read_text()
 SURF = (DATA / "scale_surface.toml").read_text()
 
