@@ -3,7 +3,8 @@
 //   log_softmax_nll: one block of 128 threads per row; pass 1 the row max m, pass 2 the sum
 //                    s of exp(x - m), pass 3 logp = x - m - log(s) for every column; after a
 //                    barrier thread 0 writes loss[row] = -logp[row][target[row]].
-//   log_softmax + nll_gather: the same as two launches (passes 1-3; one thread per row).
+// (One kernel, not a log-softmax launch and a gather launch: keq's machinery that splits a
+// data-dependent address by value runs one kernel per side; two launches are Inconclusive.)
 // The `_logf` forms use libdevice's IEEE logf, the others __logf (lg2.approx times ln 2).
 #include <math_constants.h>
 
@@ -66,22 +67,4 @@ extern "C" __global__ void log_softmax_nll_logf(const float* in, const int* targ
                                                 float* loss, int rows, int cols)
 {
     log_softmax_nll_row<true>(in, target, logp, loss, cols);
-}
-
-extern "C" __global__ void log_softmax(const float* in, float* logp, int rows, int cols)
-{
-    log_softmax_row<false>(in, logp, cols);
-}
-
-extern "C" __global__ void log_softmax_logf(const float* in, float* logp, int rows, int cols)
-{
-    log_softmax_row<true>(in, logp, cols);
-}
-
-extern "C" __global__ void nll_gather(const float* logp, const int* target, float* loss,
-                                      int rows, int cols)
-{
-    int row = blockIdx.x * blockDim.x + threadIdx.x;
-    if (row < rows)
-        loss[row] = -logp[row * cols + target[row]];
 }
