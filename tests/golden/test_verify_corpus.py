@@ -58,6 +58,9 @@ CASES = [
     ("matmul/tiled_real.toml", {"M": 8, "N": 8, "K": 20}, None),
     ("softmax/online_rows.toml", {"rows": 1, "cols": 33}, None),
     ("softmax/warp_rows.toml", {"rows": 2, "cols": 33}, None),
+    ("softmax/cross_entropy.toml", {"rows": 2, "cols": 9}, None),
+    ("softmax/cross_entropy_no_max.toml", {"rows": 1, "cols": 9}, None),
+    ("softmax/cross_entropy_logf.toml", {"rows": 1, "cols": 9}, None),    # (logf: no reading)
     ("layernorm/welford.toml", {"rows": 2, "cols": 33}, None),
     ("layernorm/welford_no_cross.toml", {"rows": 1, "cols": 33}, None),
     ("layernorm/rmsnorm.toml", {"rows": 2, "cols": 65}, None),
