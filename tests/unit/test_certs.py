@@ -226,7 +226,7 @@ def _copy(dst: Path, *specs: str) -> None:
 
 def test_manifest_classifies_listed_matched_and_excluded_specs(tmp_path):
     _copy(tmp_path, "vector_add/vec4.toml", "vector_add/vec4_notail.toml",
-          "vector_add/lineinfo.toml", "softmax/online.toml")
+          "vector_add/lineinfo.toml", "softmax/cross_entropy_logf.toml")
     (tmp_path / "pyproject.toml").write_text(
         '[project]\nname = "x"\n\n[tool.keq]\nspecs = ["kernels/*/*.toml"]\n'
         '[[tool.keq.pair]]\nspec = "kernels/vector_add/vec4.toml"\nset = { n = 8 }\n'
@@ -246,7 +246,7 @@ def test_manifest_classifies_listed_matched_and_excluded_specs(tmp_path):
     assert status == {"kernels/vector_add/vec4.toml": FAIL,          # no certificate yet
                       "kernels/vector_add/lineinfo.toml": EXCLUDED,
                       "kernels/vector_add/vec4_notail.toml": NOT_GATED,
-                      "kernels/softmax/online.toml": NOT_GATED}
+                      "kernels/softmax/cross_entropy_logf.toml": NOT_GATED}
     # keq.toml wins over pyproject.toml
     (tmp_path / "keq.toml").write_text("")
     assert mf.find_manifest(tmp_path) == tmp_path / "keq.toml"
