@@ -132,8 +132,16 @@ def test_verdict_matches_expect(path, shape, gap):
         assert v.stages and all(s.status in ("ok", "unsat") for s in v.stages)
 
 
-def test_a_claim_beyond_symbolic_shapes_and_enumeration_is_inconclusive_and_says_why():
-    v = verify(load_spec(BIG))
+def test_a_claim_beyond_symbolic_shapes_and_enumeration_is_inconclusive_and_says_why(tmp_path):
+    # real64 with K up to 5000: 20,480,000 shapes, past the plan of one maximal launch and of
+    # split launches alike, and past enumeration
+    text = BIG.read_text().replace('"../../../kernels/', f'"{K}/')
+    text = text.replace('name = "K"\nscalar = "s32"\nrange = [1, 32]',
+                        'name = "K"\nscalar = "s32"\nrange = [1, 5000]')
+    assert "range = [1, 5000]" in text
+    (tmp_path / "pair.toml").write_text(text)
+    v = verify(load_spec(tmp_path / "pair.toml"))
     assert v.kind == INCONCLUSIVE
-    assert "131072 launch shapes" in v.reasons[0] and "--set" in v.reasons[0]
+    assert "20480000 launch shapes" in v.reasons[0] and "--set" in v.reasons[0]
     assert "symbolic launch shapes do not apply" in v.reasons[0]
+    assert "split symbolic launches do not apply" in v.reasons[0]
