@@ -305,7 +305,7 @@ class SameAt:
                 cond = None if c is None else self.space.bits(c)
             # (an input element's own term is a constant; any other load a `Select`)
             if kind == z3.Z3_OP_SELECT or (kind == z3.Z3_OP_UNINTERPRETED and not args):
-                elem = self._element(raw, kind, args)
+                elem = self.element(raw, kind, args)
         return self.nodes.put(raw, (kind, vals, elem, decl, args, cond, raw))
 
     def _nan_test(self, c, b) -> tuple | None:
@@ -398,7 +398,7 @@ class SameAt:
             return None
         return self.at_grid(raw)
 
-    def _element(self, raw, kind, args: list) -> tuple | None:
+    def element(self, raw, kind, args: list) -> tuple | None:
         """(buffer, element index, the shapes where that index is an element (a bit set) or
         None for everywhere) when the term loads a whole input element: its own term, or a
         `Select` on an indexed buffer's array at an offset of the shape alone."""

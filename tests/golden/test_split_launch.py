@@ -34,6 +34,10 @@ def test_online_softmax_over_rows_and_columns():
     assert v.assignments == 24
     assert "in 8 symbolic maximal launch(es), one per value of cols (rows symbolic)" \
         in v.coverage
+    # every slice decided on one symbolic CTA, its outputs shown equal as reals (only the
+    # first launch, over both scalars, gave up its symbolic CTA)
+    assert sum(s.name == "one symbolic CTA" for s in v.stages) == 1
+    assert sum(s.name == "indexed outputs" and s.status == "ok" for s in v.stages) == 8
     assert any("one symbolic CTA" in s.detail and "cols=8" in s.detail for s in v.stages)
     assert any("max.f32 is the real maximum" in a for a in v.assumptions)
 

@@ -13,8 +13,8 @@ launch per combination of their values (a *slice*), the grid scalars symbolic in
 claim's ranges and `assume` as always. The slices partition the allowed shapes, so the claim
 holds when every slice does, and a refutation in a slice (replayed, as everywhere) refutes it.
 
-A slice its own maximal launch does not decide is enumerated shape by shape when it has few
-shapes (`max_shapes`), else it stays undecided (Inconclusive, named, unless another slice
+A slice its own maximal launch does not decide is enumerated shape by shape when it has at
+most SLICE_SHAPES shapes, else it stays undecided (Inconclusive, named, unless another slice
 refutes the claim). The slices run in `jobs` processes (`verifier.parallel`).
 """
 
@@ -65,8 +65,9 @@ class SplitLaunch:
         if self.jobs > 1 and len(envs) > 1:
             count, v = check_shapes_in_parallel(run, envs, scope.seed, self.jobs, check_slice,
                                                 scope.progress)
-            return Covered(v, sp.count if v is None else count, coverage,
-                           undecided=v is not None and v.kind == INCONCLUSIVE)
+            undecided = v is not None and v.kind == INCONCLUSIVE
+            return Covered(v, sp.count if v is None or undecided else count, coverage,
+                           undecided=undecided)
         undecided = None
         for n, env in enumerate(envs):
             if scope.progress:

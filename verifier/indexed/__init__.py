@@ -44,7 +44,8 @@ from verifier.indexed.replay import replay_log, replay_logs
 from verifier.indexed_buffer import IndexedBuffer
 from verifier.same_at import SameAt  # (re-exported: the walk lives in its own module)
 
-__all__ = ["CELLS", "Codes", "Differs", "IndexedBuffer", "Layout", "NotIndexable", "RealReadings", "SameAt",
+__all__ = ["CELLS", "Codes", "Differs", "IndexedBuffer", "Layout", "NotIndexable", "RealReadings",
+           "SameAt",
            "buffer_info", "compare", "compare_apart", "first_outside", "indexed_params",
            "inside_at", "replay_log", "replay_logs", "size_check", "two_dimensional",
            "violation", "violation_of"]

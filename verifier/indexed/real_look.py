@@ -3,7 +3,7 @@ equal are equal as real numbers when their real readings (`verifier.real_mode`) 
 
 The stored terms read input elements as `Select(A, offset)` on an indexed buffer's array
 (`semantics.machine.indexed_buffers`), the offset a term of the shape and the CTA. A load
-reads, at each point, the element its offset names there (`SameAt._element`); two loads whose
+reads, at each point, the element its offset names there (`SameAt.element`); two loads whose
 element indices are equal at every point read one value everywhere, so both are read as one
 real atom, named by the buffer and the indices (a digest of them). A load whose indices are
 not a function of the point alone is not read (the comparison answers "not shown").
@@ -59,7 +59,7 @@ class RealLook:
 
     def _load(self, t) -> str | None:
         arr, off = t.arg(0), t.arg(1)
-        found = self.same._element(t.as_ast(), z3.Z3_OP_SELECT, [arr.as_ast(), off.as_ast()])
+        found = self.same.element(t.as_ast(), z3.Z3_OP_SELECT, [arr.as_ast(), off.as_ast()])
         if found is None:
             return None
         buffer, idx, valid = found

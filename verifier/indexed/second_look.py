@@ -127,7 +127,7 @@ def second_look(values: ShapeValues, buffers: dict[str, IndexedBuffer],
                 return True
         return False
 
-    g = first_failure(len(pairs.present), shown, 1 if real else jobs)
+    g = first_failure(len(pairs.present), shown, 1 if real and width else jobs)
     if notes is not None:
         notes.update(n for walk in walks if walk[3] is not None for n in walk[3].tr.notes)
     if g is None:
