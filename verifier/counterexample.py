@@ -15,7 +15,8 @@ from verifier.spec import (PairSpec, ParamSpec, draw_scalars, first_allowed, int
                            make_inputs, type_bits)
 from semantics.choices import Choices, describe_values
 from verifier.terms import free_constants
-from verifier.testing import difference_under_choices, differences, note_for, ordinary_floats
+from verifier.testing import (EDGE_VALUES, difference_under_choices, differences, note_for,
+                              ordinary_floats, uniform_floats)
 from verifier.run import Run
 from verifier.verdict import NOT_EQUIVALENT, Counterexample, InternalError, Verdict
 
@@ -281,15 +282,19 @@ def concrete_inputs(ctx, env: dict, seed: int, *,
 def tested_difference(ctx, env: dict, seed: int, trials: int,
                          terms: dict | None = None, other_choices: bool = False
                          ) -> Verdict | None:
-    """Run both kernels on random inputs of this launch shape; a bit difference (bitexact) in
+    """Run both kernels on float buffers filled with one edge value each (`EDGE_VALUES`),
+    then on random inputs of this launch shape (`trials` sets; none at all for 0); a bit difference (bitexact) in
     a legal execution is a counterexample as it stands (`verifier.testing`: under other
     choices of what the ISA leaves open too). In real mode only differences the real check
     would also see count, so testing is skipped there."""
     if ctx.spec.mode == "real":
         return None
-    for k in range(trials):
+    edges = len(EDGE_VALUES) if trials > 0 else 0
+    for k in range(edges + trials):
         scalars, inputs = concrete_inputs(ctx, env, seed + 1 + k, random_scalars=True)
-        if k % 2:
+        if k < edges:       # (first: one edge value shows a range bug at once)
+            inputs = uniform_floats(inputs, EDGE_VALUES[k])
+        elif k % 2:
             inputs = ordinary_floats(inputs, seed + 1 + k)
         found = replayed_difference(ctx, scalars, inputs, seed + k, terms, other_choices)
         if found is not None:
@@ -323,7 +328,8 @@ def replayed_difference(ctx, scalars: dict, inputs: dict, seed: int,
         note = ("the outputs differ for every value of the approximate instructions and "
                 "tensor cores within the bounds keq admits (the ISA's documented error "
                 "bounds, verifier/approx_bounds.py; for mma, truncation to 22 bits below "
-                "the largest term, verifier/mma_bounds.py)")
+                "the largest term, verifier/mma_bounds.py) and every NaN an operation may "
+                "return")
     choices, cand, diffs = found
     note = note_for(choices, rep["candidate"].result.effects) or (
         f"with {choices.describe()}, one execution the GPU may give, the outputs differ"

@@ -45,6 +45,22 @@ def ordinary_floats(inputs: dict, seed: int) -> dict:
     return out
 
 
+# Values where float kernels meet the edges of their range: exp of -128 underflows (a
+# softmax whose running max starts at 0 divides 0 by 0 there), exp of 128 overflows, and
+# 2^-130 is subnormal (flushed under .ftz). Random bit patterns and ordinary_floats reach
+# such a value in every element of a row almost never.
+EDGE_VALUES = (-128.0, 128.0, 2.0 ** -130)
+
+
+def uniform_floats(inputs: dict, value: float) -> dict:
+    """`inputs` with every float buffer filled with `value` (integer buffers unchanged)."""
+    out = dict(inputs)
+    for n, v in inputs.items():
+        if isinstance(v, np.ndarray) and v.dtype.kind == "f":
+            out[n] = np.full(v.shape, value, dtype=v.dtype)
+    return out
+
+
 def alternatives(ctx, seed: int, effects=()) -> list[Choices]:
     """Other resolutions of what the ISA leaves open than the emulator's default; with a
     "layout" effect among `effects`, the shifted memory layout too (first: a difference
@@ -180,5 +196,5 @@ def note_for(choices: Choices, effects) -> str:
             f"with {choices.describe()}, one execution the GPU may give, the outputs differ")
 
 
-__all__ = ["ordinary_floats", "alternatives", "difference_under_choices", "check_reference_determined",
+__all__ = ["ordinary_floats", "uniform_floats", "EDGE_VALUES", "alternatives", "difference_under_choices", "check_reference_determined",
            "differences", "note_for", "proves_nothing", "consulted"]

@@ -25,6 +25,17 @@ from semantics.ops.common import CANONICAL_NAN, EXP_MASK, is_nan
 QUIET = {"f16": 0x0200, "bf16": 0x0040, "f32": 0x00400000, "f64": 0x0008000000000000}
 
 
+def _effect_text(op: str, fmt: str) -> str:
+    return f"the NaN {op}.{fmt} returns (the PTX ISA leaves it open)"
+
+
+def is_nan_result_effect(what: str) -> bool:
+    """Is an "unspecified" effect's text that of a NaN result (this module's)? Its value is a
+    NaN whatever the hardware picks, and symbolically an uninterpreted function of the
+    operands, so a check that leaves those functions free covers every choice."""
+    return what.startswith("the NaN ") and what.endswith(" returns (the PTX ISA leaves it open)")
+
+
 def quiet(d, fmt: str, v, w: int):
     """`v` made a quiet NaN: its sign and payload kept, every exponent bit and the quiet bit
     set (a NaN operand's payload, propagated; or any bits, made a NaN)."""
@@ -44,7 +55,7 @@ def nan_result(x, fmt: str, op: str, r, inputs: list, w: int, d=None):
     if d is x.d:
         # (a value the hardware fixes but the ISA does not tell: testing proves nothing
         # through it, and a refutation must hold for every such value)
-        x.effect("unspecified", f"the NaN {op}.{fmt} returns (the PTX ISA leaves it open)",
+        x.effect("unspecified", _effect_text(op, fmt),
                  is_nan(d, fmt, r, w) if d.is_concrete(r) else None)
 
     def post(dd, rr, *ins):
@@ -83,7 +94,7 @@ def unspecified_nan(x, fmt: str, op: str, a, w: int, default=None):
     d = x.d
     if fmt in x.choices.target.canonical_nan:
         return d.const(CANONICAL_NAN[fmt], w)
-    x.effect("unspecified", f"the NaN {op}.{fmt} returns (the PTX ISA leaves it open)",
+    x.effect("unspecified", _effect_text(op, fmt),
              is_nan(d, fmt, a, w) if d.is_concrete(a) else None)
     u = d.unspecified_fn(f"nan/{op}.{fmt}", w, [a], a if default is None else default,
                          x.choices, [w])
@@ -92,4 +103,4 @@ def unspecified_nan(x, fmt: str, op: str, a, w: int, default=None):
     return d.ite(is_nan(d, fmt, some, w), some, d.bor(some, d.const(1, w), w), w)
 
 
-__all__ = ["nan_result", "unspecified_nan", "quiet", "QUIET"]
+__all__ = ["nan_result", "unspecified_nan", "is_nan_result_effect", "quiet", "QUIET"]
