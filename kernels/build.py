@@ -20,6 +20,7 @@ Sources and outputs (all next to the source; NAME has no dots):
 
   Sources in SM90_ONLY use instructions sm_80 lacks (fp8 cvt.*.e4m3x2 needs sm_89,
   griddepcontrol sm_90): they get NAME.ptx, NAME.sm_90.cubin and NAME.sm_90.sass only.
+  Sources in EXTRA_FLAGS get those nvcc flags too (tensorcore/mma_ladder.cu: -std=c++20).
 
   kernels/triton/NAME.triton.py  (defines @triton.jit kernels and a dict KEQ_BUILD with
                                   kernel, signature, constexprs, num_warps)
@@ -83,6 +84,8 @@ NVCC_FLAGS = ["-ptx", "-O3"]
 CUDA_ARCHES = ("sm_90", "sm_80")        # the first one is the primary NAME.ptx
 LINEINFO = {"vector_add/vector_add.cu"}  # sources also built with -lineinfo
 SM90_ONLY = {"fp8/quantize.cu", "pdl/multi.cu"}  # ptxas rejects them for sm_80
+# extra nvcc flags per source: the GEMM ladder's template parameter is a struct (C++20)
+EXTRA_FLAGS = {"tensorcore/mma_ladder.cu": ["-std=c++20"]}
 TRITON_TARGET = ("cuda", 90, 32)
 TRITON_PTX_VERSION = 90                  # PTX ISA 9.0: the newest ptxas 13.0 accepts
 TRITON_SASS_ARCH = "sm_90a"              # Triton's PTX says `.target sm_90a`
@@ -272,12 +275,13 @@ def build_cuda(src_rel: Path, tools: Tools, want_sass: bool) -> Result:
         tmp = Path(tmpd)
         ptx: dict[str, str] = {}
         arches = CUDA_ARCHES[:1] if src_rel.as_posix() in SM90_ONLY else CUDA_ARCHES
+        extra = EXTRA_FLAGS.get(src_rel.as_posix(), [])
         for arch in arches:
             out = tmp / f"{src.stem}.{arch}.ptx"
             # (relative to kernels/: `__FILE__`, in an assert's message, must not name the
             # checkout's path)
-            run([tools.nvcc, *NVCC_FLAGS, f"-arch={arch}", src_rel.as_posix(), "-o", str(out)],
-                cwd=KERNELS_DIR)
+            run([tools.nvcc, *NVCC_FLAGS, *extra, f"-arch={arch}", src_rel.as_posix(), "-o",
+                 str(out)], cwd=KERNELS_DIR)
             ptx[arch] = normalize_ptx(out.read_text())
         primary = CUDA_ARCHES[0]
         res.outputs[f"{stem}.ptx"] = ptx[primary].encode()
@@ -286,7 +290,7 @@ def build_cuda(src_rel: Path, tools: Tools, want_sass: bool) -> Result:
                 res.outputs[f"{stem}.{arch}.ptx"] = ptx[arch].encode()
         if src_rel.as_posix() in LINEINFO:
             out = tmp / f"{src.stem}.lineinfo.ptx"
-            run([tools.nvcc, *NVCC_FLAGS, f"-arch={primary}", "-lineinfo", src_rel.as_posix(),
+            run([tools.nvcc, *NVCC_FLAGS, *extra, f"-arch={primary}", "-lineinfo", src_rel.as_posix(),
                  "-o", str(out)], cwd=KERNELS_DIR)
             res.outputs[f"{stem}.lineinfo.ptx"] = normalize_ptx(out.read_text()).encode()
         if want_sass:

@@ -45,6 +45,17 @@ PLANTED = {
     "fp8/e5m2": ("mismatch", {"scale": 0.5, "n": 2}),
     "block_reduce/swapped": ("mismatch", {"n": 1}),
     "pdl/pdl_early": ("race", {"rows": 1, "cols": 1}),
+    # the mma.sync GEMM ladder: every claim's smallest shape already shows its bug
+    "tensorcore/ladder_bug_trans_b": ("mismatch", {"M": 16, "N": 8, "K": 16}),
+    "tensorcore/ladder_bug_trans_b_real": ("mismatch", {"M": 16, "N": 8, "K": 16}),
+    "tensorcore/ladder_bug_swizzle_alias": ("race", {"M": 16, "N": 8, "K": 16}),
+    "tensorcore/ladder_bug_no_wait": ("race", {"M": 16, "N": 8, "K": 16}),
+    "tensorcore/ladder_bug_k_tail": ("mismatch", {"M": 16, "N": 8, "K": 16}),
+    "tensorcore/ladder_bug_k_tail_real": ("mismatch", {"M": 16, "N": 8, "K": 16}),
+    "tensorcore/ladder_bug_a_order": ("mismatch", {"M": 16, "N": 8, "K": 16}),
+    "tensorcore/ladder_bug_a_order_real": ("mismatch", {"M": 16, "N": 8, "K": 16}),
+    "tensorcore/ladder_bug_f16_acc": ("mismatch", {"M": 16, "N": 8, "K": 16}),
+    "tensorcore/ladder_bug_f16_acc_simt": ("mismatch", {"M": 16, "N": 16, "K": 16}),
 }
 
 

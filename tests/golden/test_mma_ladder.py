@@ -1,9 +1,10 @@
-"""The tensor-core GEMM ladder (tests/data/mma_gemm/ladder.cu, nvcc -arch=sm_80 output; specs
-ladder_*.toml), each rung against gemm_direct (gemm.cu: fragments read from global memory):
-a 3-stage cp.async pipeline, an XOR-swizzled shared layout read with ldmatrix, register
-blocking (two 16x8 tiles per warp) and f16 accumulators (against the f16 direct form) feed the
-same values to the same mma in the same order, so they are EQUIVALENT bit for bit whatever the
-tensor core computes; split-k is EQUIVALENT to the SIMT fp32 GEMM in mode real.
+"""The tensor-core GEMM ladder (kernels/tensorcore/mma_ladder.cu; specs
+kernels/tensorcore/ladder_*.toml), each rung against gemm_direct (mma_gemm.cu: fragments read
+from global memory): a 3-stage cp.async pipeline, an XOR-swizzled shared layout read with
+ldmatrix, register blocking (two 16x8 tiles per warp) and f16 accumulators (against the f16
+direct form) feed the same values to the same mma in the same order, so they are EQUIVALENT
+bit for bit whatever the tensor core computes; split-k is EQUIVALENT to the SIMT fp32 GEMM in
+mode real.
 
 Planted bugs: a swizzle that aliases rows and a missing cp.async wait are refuted bit for bit
 with replayed races. A transposed B (ldmatrix .trans), a dropped k tail and two swapped A
@@ -28,7 +29,7 @@ import pytest
 from verifier.api import load_pair, verify
 from verifier.verdict import VerdictKind
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "mma_gemm"
+DATA = Path(__file__).resolve().parents[2] / "kernels" / "tensorcore"
 EQ, NE, INC = VerdictKind.EQUIVALENT, VerdictKind.NOT_EQUIVALENT, VerdictKind.INCONCLUSIVE
 OPEN = "differ only through approximate functions"
 

@@ -86,14 +86,24 @@ RUNTIME_CALLS["row_sums_pdl"] = "'PREEXIT' has no semantics"
 # warp-uniform (`@P0 BRA.U`): a uniform branch has no SASS semantics yet
 RUNTIME_CALLS.update({k: "'BRA.U' has no semantics" for k in (
     "log_softmax_nll", "log_softmax_nll_logf")})
+# ... and the mma.sync GEMM ladder (kernels/tensorcore/mma_gemm and mma_ladder), keyed by file
+# (its gemm_direct shares the name of splitk's): cp.async (LDGSTS) and the halves packed into
+# an mma operand (PRMT) have no SASS semantics yet, nor HMMA and LDSM behind them (issue 30)
+PRMT, LDGSTS = "'PRMT' has no semantics", r"'LDGSTS\.E\.BYPASS\.128' has no semantics"
+BY_FILE = {"mma_gemm.ptx": {"gemm_direct": PRMT},
+           "mma_ladder.ptx": {"gemm_direct_f16": PRMT, "gemm_split_k": PRMT} | {k: LDGSTS for k in (
+               "gemm_pipe3", "gemm_swizzled", "gemm_blocked", "gemm_pipe3_f16", "gemm_bug_trans_b",
+               "gemm_bug_swizzle_alias", "gemm_bug_no_wait", "gemm_bug_k_tail", "gemm_bug_a_order",
+               "gemm_bug_f16_acc")}}
 
 
 @pytest.mark.parametrize("spec,side,sass", list(_cases()))
 def test_sass_matches_ptx(spec, side, sass):
     sside = _sass_side(spec, side, sass)
-    if side.kernel in RUNTIME_CALLS:
+    refused = BY_FILE.get(side.ptx.name, RUNTIME_CALLS).get(side.kernel)
+    if refused:
         sc = draw_scalars(spec, np.random.default_rng(7))
-        with pytest.raises(UnsupportedError, match=RUNTIME_CALLS[side.kernel]):
+        with pytest.raises(UnsupportedError, match=refused):
             _run(sside, make_inputs(spec, sc, np.random.default_rng(7)), sc)
         return
     rng = np.random.default_rng(7)

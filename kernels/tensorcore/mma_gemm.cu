@@ -3,7 +3,7 @@
 // gemm_direct reads each fragment straight from global memory; gemm_pipelined stages A and B
 // tiles in shared memory with a 2-stage cp.async pipeline and reads the fragments with
 // ldmatrix. The same values reach the same mma in the same k order: equal by congruence,
-// whatever the tensor core computes. nvcc -ptx -arch=sm_80 -O3.
+// whatever the tensor core computes. The rest of the ladder is mma_ladder.cu.
 #include <cuda_fp16.h>
 #include <cuda_pipeline.h>
 

@@ -1,5 +1,5 @@
-// The rest of the tensor-core GEMM ladder (tests/golden/test_mma_ladder.py; specs ladder_*.toml),
-// each rung checked against gemm_direct of gemm.cu: C (M x N) = A (M x K, f16, row-major) *
+// The rest of the tensor-core GEMM ladder (specs ladder_*.toml, tests/golden/test_mma_ladder.py),
+// each rung checked against gemm_direct of mma_gemm.cu: C (M x N) = A (M x K, f16, row-major) *
 // B (stored as N rows of K), k16 steps of mma.m16n8k16 per 16x8 tile of C.
 //   rung 1  a 3-stage cp.async pipeline: cp.async.wait_group 1 over three shared buffers (the
 //           CUTLASS multistage main loop: wait, barrier, refill the stage read last, compute);
@@ -12,7 +12,7 @@
 //   rung 5  split-k: two warps each sum half of K, warp 1's partial tile added by warp 0.
 // Planted bugs: B read with ldmatrix .trans; a swizzle that aliases rows; no cp.async wait; the
 // odd last k step dropped; two A registers swapped in the mma; f16 accumulators for f32.
-// nvcc -ptx -arch=sm_80 -O3 -std=c++20 ladder.cu -o ladder.ptx
+// Needs -std=c++20 (a struct as a template parameter): kernels/build.py's EXTRA_FLAGS.
 #include <cuda_fp16.h>
 #include <cuda_pipeline.h>
 
