@@ -83,6 +83,16 @@ EXPECT = {
     # (x + 1) % w: ptxas computes the remainder through MUFU.RCP, an uninterpreted
     # approximation, so the SASS load's address is not a function of the shape alone
     "shift_ref": ("inconclusive", "uses an address that depends on input data"),
+    # wmma (HMMA, LDSM, MOVM: issue 30): ptxas lowers each wmma.mma.m16n16k16 to HMMA.16816,
+    # the PTX mma.m16n8k16, whose open function keq does not assume equal to wmma's
+    # (docs/tensor-cores.md): the outputs may differ only through them. With the two
+    # identified, all three are proved equivalent on both archs (measured, not committed).
+    "wmma_gemm": ("inconclusive", "only through approximate functions"),
+    "wmma_gemm_b_row": ("inconclusive", "only through approximate functions"),
+    "wmma_gemm_scaled": ("inconclusive", "only through approximate functions"),
+    # the epilogue that scales each register by its own factor: the reference's result
+    # depends on the wmma fragment layout, which the PTX ISA leaves open
+    "wmma_gemm_ragged": ("inconclusive", "mixes the registers of different fragments"),
 }
 
 # The interleaved reductions are inconclusive for that reason on both architectures, after
@@ -148,11 +158,13 @@ def test_every_corpus_kernel_is_listed():
     # cross-entropy: libdevice expf (and logf) in SASS, the softmax kernels' gap above
     skipped |= {"cross_entropy_fused", "cross_entropy_fused_logf", "cross_entropy_fused_no_max",
                 "log_softmax_nll", "log_softmax_nll_logf"}
-    # not yet in keq tv: the wmma kernels' SASS (HMMA, issue 30) has no semantics, and the
-    # SIMT reference's SASS, a k loop unrolled by 4 over f16 loads, ran past 300 s at the
-    # smallest shape without a verdict (a gap to measure in bench/tv.py)
-    skipped |= {"wmma_gemm", "wmma_gemm_shared", "wmma_gemm_b_row", "wmma_gemm_scaled",
-                "wmma_gemm_scaled_smem", "wmma_gemm_ragged", "gemm_simt_f16"}
+    # not yet in keq tv: the wmma kernels that store a fragment to shared memory and read it
+    # back after __syncwarp(): ptxas compiles that bar.warp.sync of a converged warp to a NOP,
+    # and keq's SASS race check, which has no warp-lockstep ordering, reports the read as a
+    # race with the store (a false alarm); and the SIMT reference's SASS, a k loop unrolled
+    # by 4 over f16 loads, ran past 300 s at the smallest shape without a verdict (a gap to
+    # measure in bench/tv.py)
+    skipped |= {"wmma_gemm_shared", "wmma_gemm_scaled_smem", "gemm_simt_f16"}
     # split-k: `keq tv`'s default launch does not fit them (the grid must match M and N, the
     # semaphores must start at zero, and tv takes no spec); the PTX pairs are proved by
     # `keq verify` (kernels/splitk)
