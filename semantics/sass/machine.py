@@ -137,10 +137,18 @@ def _adapt(ins: SassInstruction) -> SassInstruction:
     return replace(ins, form=form, guard=guard)
 
 
+def _never(x) -> None:
+    """An instruction under `@!PT` (ptxas' padding, e.g. `@!PT LDS RZ, [RZ]` before an
+    LDGSTS on sm_90): it never executes, so it has no effect (not even its operands' reads)."""
+
+
 def _semantics(fn: SassFunction) -> list[Callable]:
     from semantics.sass.ops import lookup
     sems, missing = [], []
     for ins in fn.instructions:
+        if never_runs(ins):
+            sems.append(_never)
+            continue
         sem = lookup(ins.form)
         if sem is None:
             missing.append(ins)

@@ -83,6 +83,16 @@ EXPECT = {
     # (x + 1) % w: ptxas computes the remainder through MUFU.RCP, an uninterpreted
     # approximation, so the SASS load's address is not a function of the shape alone
     "shift_ref": ("inconclusive", "uses an address that depends on input data"),
+    # wmma (HMMA, LDSM, MOVM: issue 30): ptxas lowers each wmma.mma.m16n16k16 to HMMA.16816,
+    # the PTX mma.m16n8k16, whose open function keq does not assume equal to wmma's
+    # (docs/tensor-cores.md): the outputs may differ only through them. With the two
+    # identified, all three are proved equivalent on both archs (measured, not committed).
+    "wmma_gemm": ("inconclusive", "only through approximate functions"),
+    "wmma_gemm_b_row": ("inconclusive", "only through approximate functions"),
+    "wmma_gemm_scaled": ("inconclusive", "only through approximate functions"),
+    # the epilogue that scales each register by its own factor: the reference's result
+    # depends on the wmma fragment layout, which the PTX ISA leaves open
+    "wmma_gemm_ragged": ("inconclusive", "mixes the registers of different fragments"),
 }
 
 # The interleaved reductions are inconclusive for that reason on both architectures, after
@@ -149,13 +159,16 @@ def test_every_corpus_kernel_is_listed():
     # cross-entropy: libdevice expf (and logf) in SASS, the softmax kernels' gap above
     skipped |= {"cross_entropy_fused", "cross_entropy_fused_logf", "cross_entropy_fused_no_max",
                 "log_softmax_nll", "log_softmax_nll_logf"}
-    # not yet in keq tv: the wmma kernels' SASS (HMMA, issue 30) has no semantics, and the
-    # SIMT reference's SASS, a k loop unrolled by 4 over f16 loads, ran past 300 s at the
-    # smallest shape without a verdict (a gap to measure in bench/tv.py)
-    skipped |= {"wmma_gemm", "wmma_gemm_shared", "wmma_gemm_b_row", "wmma_gemm_scaled",
-                "wmma_gemm_scaled_smem", "wmma_gemm_ragged", "gemm_simt_f16"}
-    # ... nor the mma.sync GEMM ladder's (HMMA, LDSM, cp.async's LDGSTS; tensorcore/mma_gemm's
-    # gemm_direct shares the name of splitk's, skipped below)
+    # not yet in keq tv: the wmma kernels that store a fragment to shared memory and read it
+    # back after __syncwarp(): ptxas compiles that bar.warp.sync of a converged warp to a NOP,
+    # and keq's SASS race check, which has no warp-lockstep ordering, reports the read as a
+    # race with the store (a false alarm); and the SIMT reference's SASS, a k loop unrolled
+    # by 4 over f16 loads, ran past 300 s at the smallest shape without a verdict (a gap to
+    # measure in bench/tv.py)
+    skipped |= {"wmma_gemm_shared", "wmma_gemm_scaled_smem", "gemm_simt_f16"}
+    # ... nor the mma.sync GEMM ladder's (tensorcore/mma_ladder, mma_gemm: HMMA, LDSM and
+    # LDGSTS have SASS semantics, but tv's default launch does not fit them: see below;
+    # mma_gemm's gemm_direct shares the name of splitk's, skipped below)
     skipped |= {"gemm_pipe3", "gemm_swizzled", "gemm_blocked", "gemm_direct_f16", "gemm_pipe3_f16",
                 "gemm_split_k", "gemm_bug_trans_b", "gemm_bug_swizzle_alias", "gemm_bug_no_wait",
                 "gemm_bug_k_tail", "gemm_bug_a_order", "gemm_bug_f16_acc"}

@@ -34,7 +34,8 @@ def _load() -> None:
     global _LOADED
     if not _LOADED:
         _LOADED = True
-        from semantics.sass.ops import control, float_ops, int_ops, memory  # noqa: F401
+        from semantics.sass.ops import (  # noqa: F401
+            async_copy, control, float_ops, int_ops, memory, move, tensor)
 
 
 def lookup(form: Form) -> Callable | None:

@@ -48,7 +48,7 @@ def _quals_ok(form) -> bool:
     return set(form.mods) - set(_SIZES) <= _QUALS
 
 
-def _shared_addr(x, i: int):
+def shared_addr(x, i: int):
     a = address(x, i, wide=False)
     base = x.k.shared_base
     return x.d.sub(a, x.d.const(base, 64), 64) if base else a
@@ -90,7 +90,7 @@ def _ld(space: str, nbytes: int, signed: bool):
         ops = x.ins.operands
         if len(ops) != 2:
             fail(x, "expected a destination and an address")
-        addr = address(x, 1, wide=True) if space == "global" else _shared_addr(x, 1)
+        addr = address(x, 1, wide=True) if space == "global" else shared_addr(x, 1)
         _load_into(x, ops[0], space, addr, nbytes, signed)
     return sem
 
@@ -100,7 +100,7 @@ def _st(space: str, nbytes: int):
         ops = x.ins.operands
         if len(ops) != 2:
             fail(x, "expected an address and a source")
-        addr = address(x, 0, wide=True) if space == "global" else _shared_addr(x, 0)
+        addr = address(x, 0, wide=True) if space == "global" else shared_addr(x, 0)
         _store_from(x, ops[1], space, addr, nbytes)
     return sem
 
@@ -205,7 +205,7 @@ def _atoms_popc_inc(x) -> None:
     if len(ops) != 2:
         fail(x, "expected ATOMS.POPC.INC.32 d, [addr]")
     d = x.d
-    old = x.atomic("shared", _shared_addr(x, 1), 4,
+    old = x.atomic("shared", shared_addr(x, 1), 4,
                    atom_update(x, "add", TYPES["u32"], d.const(1, 32), None),
                    discarded=_is_rz(ops[0]))
     set_reg(x, ops[0], old)
@@ -217,7 +217,7 @@ def _atoms(op: str, t):
         ops = x.ins.operands
         if len(ops) != 3:
             fail(x, "expected ATOMS d, [addr], b")
-        old = x.atomic("shared", _shared_addr(x, 1), 4,
+        old = x.atomic("shared", shared_addr(x, 1), 4,
                        atom_update(x, op, t, int_src(x, 2), None), discarded=_is_rz(ops[0]))
         set_reg(x, ops[0], old)
     return sem
