@@ -24,6 +24,7 @@ from __future__ import annotations
 import time
 
 from semantics.errors import KeqError
+from semantics.machine.kernel import ONE_WARP_IN_SASS
 from semantics.machine.termination import Unscheduled
 from verifier.claim import assignments, claim_text
 from verifier.coverage.base import Coverage, Covered, Scope
@@ -104,6 +105,12 @@ def verify(spec: PairSpec, *, fixed: dict[str, int] | None = None, timeout_s: fl
         kind, reasons, cex = EQUIVALENT, (), None
     else:
         kind, reasons, cex = v.kind, v.reasons, v.counterexample
+    if kind == NOT_EQUIVALENT and any(ONE_WARP_IN_SASS in r for r in reasons):
+        kind, cex = INCONCLUSIVE, None
+        reasons = tuple(reasons) + (
+            "a race between two lanes of one warp in SASS is no refutation: a converged "
+            "warp issues its lanes' accesses in order (ptxas deletes a converged warp's "
+            "bar.warp.sync), and keq does not model SASS convergence",)
     return Verdict(kind, claim, tuple(reasons), tuple(sorted(run.assumptions)),
                    tuple(run.stages), covered.count, cex, time.perf_counter() - start,
                    tuple(run.obligations), covered.coverage)

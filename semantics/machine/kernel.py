@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable
+from typing import Callable, ClassVar
 
 from semantics.errors import KeqError, UnsupportedError
 from semantics.ir.cfg import Cfg, build_cfg
@@ -30,6 +30,7 @@ def align_up(x: int, a: int) -> int:
 
 @dataclass
 class PreparedKernel:
+    ISA: ClassVar[str] = "ptx"         # ("sass": `semantics.sass.machine.SassKernel`)
     module: Module
     fn: Function
     cfg: Cfg
@@ -236,3 +237,17 @@ def _symbols(ins: Instruction):
             yield op
         elif isinstance(op, Addr) and isinstance(op.base, Sym):
             yield op.base
+
+
+# A race report between two lanes of one warp in a SASS kernel ends with this. In PTX such a
+# pair races (independent thread scheduling: only bar.warp.sync orders the warp), but in SASS
+# a converged warp issues its lanes' accesses in instruction order, which ptxas relies on
+# when it deletes a converged warp's bar.warp.sync; keq does not model SASS convergence, so
+# such a report is no refutation (`verifier` makes the verdict Inconclusive, named).
+ONE_WARP_IN_SASS = "(two lanes of one warp, in SASS)"
+
+
+def one_warp_in_sass(x, tid: int, other_tid: int) -> bool:
+    """Are global thread ids `tid` and `other_tid` lanes of one warp of a SASS kernel?"""
+    t = x.geom.threads_per_cta
+    return x.k.ISA == "sass" and tid // t == other_tid // t and (tid % t) // 32 == (other_tid % t) // 32

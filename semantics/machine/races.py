@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from semantics.machine.happens_before import HappensBefore
+from semantics.machine.kernel import ONE_WARP_IN_SASS, one_warp_in_sass
 from semantics.machine.memory import UndefinedBehavior
 from semantics.machine.memory_model import (cta_scoped_fence, incoherent_after_writes,
                                              non_coherent, strength)
@@ -430,6 +431,9 @@ class RaceDetector:
         other_loc = self.locs[other_ins]
         who = x.thread_name_of(other_tid) if other_tid >= 0 else "another thread"
         a = int(addr[lane]) if lane < len(addr) else 0
+        warp = f" {ONE_WARP_IN_SASS}" if other_tid >= 0 and one_warp_in_sass(
+            x, int(x.global_tid[lane]), int(other_tid)) else ""
         x.effect("race", f"data race on {region} memory near address {a:#x}: "
                          f"{names[kind]} by {x.thread_name(lane)} at {self._here(x)} and "
-                         f"{other_kind} by {who} at {other_loc}, with no barrier between them")
+                         f"{other_kind} by {who} at {other_loc}, with no barrier between "
+                         f"them{warp}")

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import ClassVar
 
 from semantics.errors import KeqError, UnsupportedError
 from semantics.ir.nodes import Form, Guard, Variable
@@ -60,6 +61,7 @@ class SassKernel(PreparedKernel):
     SASS: see the module docstring. `source` is the SASS function, `params_at` the
     (cbank offset, size, param name) of each parameter."""
 
+    ISA: ClassVar[str] = "sass"
     source: SassFunction | None = None
     params_at: tuple[tuple[int, int, str], ...] = ()
     param_bank: int = 0
