@@ -110,7 +110,8 @@ def verify(spec: PairSpec, *, fixed: dict[str, int] | None = None, timeout_s: fl
         reasons = tuple(reasons) + (
             "a race between two lanes of one warp in SASS is no refutation: a converged "
             "warp issues its lanes' accesses in order (ptxas deletes a converged warp's "
-            "bar.warp.sync), and keq does not model SASS convergence",)
+            "bar.warp.sync), and keq could not show this warp converged there "
+            "(docs/sass.md)",)
     return Verdict(kind, claim, tuple(reasons), tuple(sorted(run.assumptions)),
                    tuple(run.stages), covered.count, cex, time.perf_counter() - start,
                    tuple(run.obligations), covered.coverage)

@@ -237,6 +237,9 @@ class Executor:
         self.thread_instrs = 0
         # Registers holding wmma fragment elements (`semantics.machine.fragments`).
         self.fragments = FragmentTags() if kernel.uses_wmma else None
+        # SASS: which warps the hardware certainly has converged (`semantics.sass.convergence`)
+        self.convergence = kernel.convergence(self.warp_base) if caller is None else \
+            caller.convergence
 
     # -- operand access (the API of semantic functions) ------------------------------------
     @property
@@ -892,12 +895,17 @@ class Executor:
                                       f"not finish within {self.unroll} iterations",
                                       instrs[block.start].loc, self.unroll, list(mask))
             self.block_mask, self._others = mask, None
+            conv = self.convergence
+            if conv is not None:
+                conv.block(self, mask)
             if counting:
                 self.thread_instrs += (block.end - block.start) * int(np.count_nonzero(mask))
             for idx in range(block.start, block.end):
                 ins = instrs[idx]
                 self.ins = ins
                 self.instr_index = idx
+                if conv is not None:
+                    conv.instruction(self, ins.opcode, mask)
                 m = mask
                 if ins.guard is not None:
                     g = self.read_pred(ins.guard.reg)

@@ -71,6 +71,11 @@ class PreparedKernel:
         (`semantics.machine.fragments`)."""
         return any(i.opcode == "wmma" for i in self.instrs)
 
+    def convergence(self, warp_base):
+        """What the executor tells of each warp's convergence (None: PTX, where only
+        `bar.warp.sync` orders a warp; SASS: `semantics.sass.convergence`)."""
+        return None
+
     def reg_type(self, reg: Reg) -> PtxType:
         key = (reg.name, reg.scope)
         t = self._reg_types.get(key)
@@ -242,8 +247,9 @@ def _symbols(ins: Instruction):
 # A race report between two lanes of one warp in a SASS kernel ends with this. In PTX such a
 # pair races (independent thread scheduling: only bar.warp.sync orders the warp), but in SASS
 # a converged warp issues its lanes' accesses in instruction order, which ptxas relies on
-# when it deletes a converged warp's bar.warp.sync; keq does not model SASS convergence, so
-# such a report is no refutation (`verifier` makes the verdict Inconclusive, named).
+# when it deletes a converged warp's bar.warp.sync. `semantics.sass.convergence` orders them
+# where keq is certain the warp is converged; a race it leaves is no refutation (`verifier`
+# makes the verdict Inconclusive, named).
 ONE_WARP_IN_SASS = "(two lanes of one warp, in SASS)"
 
 

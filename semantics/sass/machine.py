@@ -67,6 +67,10 @@ class SassKernel(PreparedKernel):
     param_bank: int = 0
     shared_base: int = 0
 
+    def convergence(self, warp_base):
+        from semantics.sass.convergence import Convergence
+        return Convergence(warp_base)
+
     def reg_type(self, reg) -> PtxType:
         if isinstance(reg, SassReg):
             return PRED if reg.is_predicate else B32
