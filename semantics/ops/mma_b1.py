@@ -44,7 +44,7 @@ from __future__ import annotations
 from semantics.ir.types import TYPES
 from semantics.ops.bits import popcount
 from semantics.ops.matrix import converged, vector_registers, warp_of
-from semantics.ops.mma_int import _sum
+from semantics.ops.mma_int import sum32
 from semantics.ops.mma_layout import Layout, operands
 
 B32 = TYPES["b32"]
@@ -75,7 +75,7 @@ LAYOUTS: dict[str, Layout] = {
 def popc_dot(d, row: list, col: list, c, bitop: str):
     """C + sum over the words of popc(row[q] bitOp col[q]), in 32 bits (wrapping)."""
     op = d.bxor if bitop == "xor" else d.band
-    return d.add(_sum(d, [popcount(d, op(a, b, 32), 32) for a, b in zip(row, col)]), c, 32)
+    return d.add(sum32(d, [popcount(d, op(a, b, 32), 32) for a, b in zip(row, col)]), c, 32)
 
 
 def mma_b1(x, lay: Layout, bitop: str) -> None:
