@@ -4,12 +4,13 @@
 Arithmetic, exact: D[i][j] = C[i][j] + popc over k of (A[i][k] bitOp B[k][j]), the ISA's
 "multiply" of two .b1 elements being bitOp (.xor or .and) and the sum the population count
 of those bits; the popcount is at most K (256), and its addition to C is in 32-bit two's
-complement (wrapping: the single-bit form takes no `.satfinite`, and the ISA's integer mma
-clamps only under `.satfinite`). The solver sees this arithmetic (a swapped bit is refutable).
+complement (wrapping: the ISA's syntax gives the single-bit form no `.satfinite`, and keq
+wraps as it does for the integer forms without it, mma_int.py; with K <= 256 only a C within
+256 of MAX_INT32 can wrap). The solver sees this arithmetic (a swapped bit is refutable).
 
 Layouts, PTX ISA 9.7.14.5.x "Matrix Fragments for mma.<shape>" (9.x manual: .m8n8k128
-9.7.14.5.7, Figures 62-64; .m16n8k128 9.7.14.5.12, Figures 97-99; .m16n8k256 9.7.14.5.13,
-Figures 100-103), g = groupID = %laneid >> 2, t = threadID_in_group = %laneid % 4, element
+Figures 62-64; .m16n8k128 9.7.14.5.12, Figures 97-99; .m16n8k256 9.7.14.5.13, Figures
+100-103), g = groupID = %laneid >> 2, t = threadID_in_group = %laneid % 4, element
 i of a fragment (register 0's bit 0 first, 32 .b1 elements per .b32 register):
 
 | shape | A: row, col of a_i | B: row, col of b_i | C/D |
