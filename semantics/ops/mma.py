@@ -2,7 +2,7 @@
 ISA 9.7.14.5.14 mma): the forms of sm_80 to sm_90 below, their fragment layouts in
 semantics/ops/mma_layout.py and mma_m8n8k4.py (the ISA's formulas), the arithmetic in
 mma_float.py (an open function of the ISA's inputs: the ISA does not fix the summation) and
-mma_int.py (exact).
+mma_int.py (exact), the single-bit forms in mma_b1.py (layouts and exact popc arithmetic).
 
 | shape | layouts | d, a, b, c | module |
 |---|---|---|---|
@@ -14,6 +14,7 @@ mma_int.py (exact).
 | m16n8k32 | .row.col | {f32,f16}.{e4m3,e5m2}.{e4m3,e5m2}.{f32,f16} (sm_89+; d and c alike: ptxas 13 accepts no other) | float |
 | m8n8k16, m16n8k16, m16n8k32 | .row.col | s32.{s8,u8}.{s8,u8}.s32, optional .satfinite | int |
 | m8n8k32, m16n8k32, m16n8k64 | .row.col | s32.{s4,u4}.{s4,u4}.s32, optional .satfinite | int |
+| m8n8k128, m16n8k128, m16n8k256 | .row.col | s32.b1.b1.s32.{xor,and}.popc (.and: sm_80) | b1 |
 
 `.sync.aligned`: every thread of the warp executes the same mma (undefined behaviour
 otherwise, `converged`). Every other mma has no semantics here: the resolver returns None,
@@ -22,13 +23,14 @@ m16n8k8/m16n8k16 (the ISA: ".dtype must be the same as .ctype"; ptxas 13 agrees)
 `.f16.f16.f16.f32` (the ISA: "When .ctype is .f32, .dtype must also be .f32") and
 `.f32.f16.f16.f16` (legal, but the ISA keys the C/D layout on .ctype and does not say which
 one an .f32 D takes: mma_m8n8k4.py), other layouts than .row.col on every shape but m8n8k4
-.f16, .satfinite on floating-point forms, fp8 m16n8k16, sub-byte float types, .b1, block
-scaling, mixed float input types, `mma.sp`.
+.f16, .satfinite on floating-point forms, fp8 m16n8k16, sub-byte float types, .b1 with
+another operation than .xor.popc/.and.popc or other types than s32.b1.b1.s32, block scaling, mixed float input types, `mma.sp`.
 """
 
 from __future__ import annotations
 
 from semantics.ops import register
+from semantics.ops.mma_b1 import b1_form, mma_b1
 from semantics.ops.mma_float import mma_float
 from semantics.ops.mma_int import mma_int
 from semantics.ops.mma_layout import LAYOUTS, Layout
@@ -82,6 +84,12 @@ def _layout(form) -> tuple[Layout, bool] | None:
 
 @register("mma")
 def _resolve_mma(form):
+    if "b1" in form.flags:              # (.b1 is no keq type: a modifier, mma_b1.py)
+        single = b1_form(form)
+        if single is None:
+            return None
+        lay, bitop = single
+        return lambda x: mma_b1(x, lay, bitop)
     found = _layout(form)
     if found is None:
         return None

@@ -36,7 +36,7 @@ def _product(d, a, b, e: int, a_signed: bool, b_signed: bool):
     return d.sext(p, w, 32) if (a_signed or b_signed) else d.zext(p, w, 32)
 
 
-def _sum(d, terms: list):
+def sum32(d, terms: list):
     """The 32-bit sum of the terms, added pairwise (a balanced tree: shallow terms)."""
     while len(terms) > 1:
         pairs = [d.add(terms[i], terms[i + 1], 32) for i in range(0, len(terms) - 1, 2)]
@@ -57,7 +57,7 @@ def dot_s32(d, row: list, col: list, c, e: int, a_signed: bool, b_signed: bool,
             satfinite: bool):
     """C + sum row[k] * col[k] in 32 bits, e-bit elements extended by their types, wrapped
     (or clamped where `.satfinite` and the addition of C overflows). `wmma` shares it."""
-    p = _sum(d, [_product(d, a, b, e, a_signed, b_signed) for a, b in zip(row, col)])
+    p = sum32(d, [_product(d, a, b, e, a_signed, b_signed) for a, b in zip(row, col)])
     s = d.add(p, c, 32)
     return _saturate(d, p, c, s) if satfinite else s
 

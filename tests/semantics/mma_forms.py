@@ -23,6 +23,11 @@ G, T = LANE >> 2, LANE % 4
 def _a(shape: str, fam: str, i: int):
     """(row, col) of a_i per lane, as the ISA writes it (fp8 "f8": the 8-bit figure, as i8)."""
     fam = "i8" if fam == "f8" else fam
+    if fam == "b1":             # .b1 (m16n8k256: the ISA's "+ i" for i < 64 read as
+        row = G if (i < 32 or 64 <= i < 96) else G + 8      # "+ (i & 0x1F)", mma_b1.py)
+        if shape == "m8n8k128":
+            row = G
+        return row, T * 32 + (i & 0x1F) + (128 if i >= 64 else 0)
     if fam == "f16" and shape == "m16n8k8":
         return (G if i < 2 else G + 8), T * 2 + (i & 1)
     if fam == "f16":                                  # m16n8k16
@@ -58,6 +63,8 @@ def _a(shape: str, fam: str, i: int):
 def _b(shape: str, fam: str, i: int):
     """(row, col) of b_i per lane."""
     fam = "i8" if fam == "f8" else fam
+    if fam == "b1":
+        return T * 32 + (i & 0x1F) + (128 if i >= 32 else 0), G
     if fam == "f16":
         row = T * 2 + i if shape == "m16n8k8" else T * 2 + (i & 1) + (8 if i >= 2 else 0)
     elif fam == "tf32":
@@ -75,7 +82,7 @@ def c_place(i: int):
     return (G if i < 2 else G + 8), T * 2 + (i & 1)
 
 
-ELEM_BITS = {"f16": 16, "tf32": 32, "f64": 64, "i8": 8, "i4": 4, "f8": 8}
+ELEM_BITS = {"f16": 16, "tf32": 32, "f64": 64, "i8": 8, "i4": 4, "f8": 8, "b1": 1}
 
 
 @dataclass(frozen=True)
@@ -86,6 +93,7 @@ class Form:
     fam: str
     types: tuple[str, str, str, str]
     satfinite: bool = False
+    bitop: str = ""                 # .b1: "xor" or "and" (then `.<bitop>.popc` follows)
 
     @property
     def mnk(self) -> tuple[int, int, int]:
@@ -109,7 +117,8 @@ class Form:
     @property
     def line_name(self) -> str:
         sat = ".satfinite" if self.satfinite else ""
-        return f"mma.sync.aligned.{self.shape}.row.col{sat}." + ".".join(self.types)
+        pop = f".{self.bitop}.popc" if self.bitop else ""
+        return f"mma.sync.aligned.{self.shape}.row.col{sat}." + ".".join(self.types) + pop
 
     def __str__(self) -> str:
         return self.line_name

@@ -277,7 +277,8 @@ def test_mma_by_part_of_a_warp_is_undefined():
     "{%rd5,%rd6,%rd7,%rd8}, {%rd9,%rd10}, {%rd11,%rd12,%rd13,%rd14};",
     "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f16 {%f5,%f6,%f7,%f8}, "
     "{%r10,%r11,%r12,%r13}, {%r20,%r21}, {%r34,%r35};",
-    "mma.sync.aligned.m16n8k256.row.col.and.popc.s32.b1.b1.s32 {%r30,%r31,%r32,%r33}, "
+    # (.b1 with .xor/.and.popc has semantics: tests/semantics/test_mma_b1.py; not .or)
+    "mma.sync.aligned.m16n8k256.row.col.or.popc.s32.b1.b1.s32 {%r30,%r31,%r32,%r33}, "
     "{%r10,%r11,%r12,%r13}, {%r20,%r21}, {%r34,%r35,%r36,%r37};",
     "mma.sync.aligned.m16n8k32.row.col.s32.s8.s4.s32 {%r30,%r31,%r32,%r33}, "
     "{%r10,%r11,%r12,%r13}, {%r20,%r21}, {%r34,%r35,%r36,%r37};",
