@@ -86,15 +86,9 @@ RUNTIME_CALLS["row_sums_pdl"] = "'PREEXIT' has no semantics"
 # warp-uniform (`@P0 BRA.U`): a uniform branch has no SASS semantics yet
 RUNTIME_CALLS.update({k: "'BRA.U' has no semantics" for k in (
     "log_softmax_nll", "log_softmax_nll_logf")})
-# ... and the mma.sync GEMM ladder (kernels/tensorcore/mma_gemm and mma_ladder), keyed by file
-# (its gemm_direct shares the name of splitk's): cp.async (LDGSTS) and the halves packed into
-# an mma operand (PRMT) have no SASS semantics yet, nor HMMA and LDSM behind them (issue 30)
-PRMT, LDGSTS = "'PRMT' has no semantics", r"'LDGSTS\.E\.BYPASS\.128' has no semantics"
-BY_FILE = {"mma_gemm.ptx": {"gemm_direct": PRMT},
-           "mma_ladder.ptx": {"gemm_direct_f16": PRMT, "gemm_split_k": PRMT} | {k: LDGSTS for k in (
-               "gemm_pipe3", "gemm_swizzled", "gemm_blocked", "gemm_pipe3_f16", "gemm_bug_trans_b",
-               "gemm_bug_swizzle_alias", "gemm_bug_no_wait", "gemm_bug_k_tail", "gemm_bug_a_order",
-               "gemm_bug_f16_acc")}}
+# Refusals keyed by file, for kernels whose names other files share (tensorcore/mma_gemm's
+# gemm_direct is also splitk's): none left since HMMA, LDSM, LDGSTS and PRMT have semantics
+BY_FILE: dict[str, dict[str, str]] = {"mma_gemm.ptx": {}, "mma_ladder.ptx": {}}
 
 
 @pytest.mark.parametrize("spec,side,sass", list(_cases()))
