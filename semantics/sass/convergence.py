@@ -21,6 +21,10 @@ that ordering here, where keq can be certain the hardware warp is converged:
 
 Where a mask is symbolic, nothing is certain and nothing is ordered: more races, never
 fewer; `semantics.machine.kernel.ONE_WARP_IN_SASS` keeps those from refuting.
+
+Switched off for now (`semantics.sass.machine.SassKernel.convergence` returns None): the
+ordering goes through the concrete detector's happens-before, a whole-warp join per memory
+instruction, which made `keq tv` of a 256-thread kernel run past 10 minutes (docs/sass.md).
 """
 
 from __future__ import annotations
