@@ -30,8 +30,6 @@ PLANTED = {
                                                 "eps": 9.999999747378752e-06}),
     "attention/flash_no_rescale": ("mismatch", {"n": 5}),
     "softmax/cross_entropy_no_max": ("mismatch", {"rows": 1, "cols": 1}),
-    # (bitexact: expf(-FLT_MAX - 0) is 0, so the row's sum is 0 and its output 0 / 0)
-    "softmax/online_max_zero": ("mismatch", {"rows": 1, "cols": 1}),
     "softmax/online_ex2_prescale": ("mismatch", {"rows": 1, "cols": 2}),
     "attention/flash_last_tile": ("mismatch", {"n": 1}),
     "splitk/serial_early_release": ("race", {"M": 16, "N": 16, "K": 8, "S": 2}),
@@ -62,11 +60,21 @@ PLANTED = {
 }
 
 
+# Planted bugs the fuzzer does not find within DEFAULT_EXAMPLES from a fresh hypothesis
+# database; `keq verify` refutes them (tests/golden/test_verify_corpus.py) -> why
+VERIFY_ONLY = {
+    # only rows whose every value is below about -104 (or -FLT_MAX, -inf) show it; a fresh
+    # run of 100 examples draws none (verify's edge-value testing tries -128 first)
+    "softmax/online_max_zero": "a row far below 0 is rarely drawn",
+}
+
+
 def test_the_table_lists_every_buggy_candidate_of_the_corpus():
     readme = (K / "README.md").read_text()
     bugs = {line.split("`")[1].removesuffix(".toml") for line in readme.splitlines()
             if line.startswith("| `") and "**bug**" in line}
-    assert bugs == set(PLANTED)
+    assert bugs == set(PLANTED) | set(VERIFY_ONLY)
+    assert not set(PLANTED) & set(VERIFY_ONLY)
 
 
 @pytest.mark.parametrize("pair", sorted(PLANTED))
