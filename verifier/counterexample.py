@@ -283,8 +283,8 @@ def tested_difference(ctx, env: dict, seed: int, trials: int,
                          terms: dict | None = None, other_choices: bool = False
                          ) -> Verdict | None:
     """Run both kernels on float buffers filled with one edge value each (`EDGE_VALUES`),
-    then on random inputs of this launch shape (`trials` sets; none at all for 0); a bit difference (bitexact) in
-    a legal execution is a counterexample as it stands (`verifier.testing`: under other
+    then on random inputs of this launch shape (`trials` sets; none at all for 0); a bit
+    difference (bitexact) in a legal execution is a counterexample as it stands (`verifier.testing`: under other
     choices of what the ISA leaves open too). In real mode only differences the real check
     would also see count, so testing is skipped there."""
     if ctx.spec.mode == "real":
